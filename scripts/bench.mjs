@@ -1,0 +1,7 @@
+// `npm run bench`: deps, build, then the benchmark suite. Prints figures; asserts nothing.
+import { ensureBuild, ensureDependencies, ensureOsTools, run } from './lib.mjs';
+
+ensureDependencies();
+ensureOsTools();
+ensureBuild();
+run(process.execPath, ['--expose-gc', 'dist/bench/run.js', ...process.argv.slice(2)]);

@@ -1,0 +1,75 @@
+// Helpers shared by `npm start`, `npm test` and `npm run bench`: they make a fresh clone runnable
+// (npm deps, compiled output, Debian tools) using nothing but Node's built-in modules, because they
+// run before node_modules exists.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const root = new URL('..', import.meta.url).pathname;
+
+/** Runs a command in the project root with inherited stdio; exits the process when it fails. */
+export function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  if (result.status !== 0) {
+    console.error(`netkeep: '${command} ${args.join(' ')}' failed (exit ${result.status ?? result.signal})`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+function newestMtime(path) {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+/** Installs npm dependencies when node_modules is missing or older than the lock file. */
+export function ensureDependencies() {
+  const marker = join(root, 'node_modules', '.package-lock.json');
+  const lock = join(root, 'package-lock.json');
+  if (existsSync(marker) && newestMtime(marker) >= newestMtime(lock)) return;
+  console.error('netkeep: installing npm dependencies');
+  run('npm', existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
+}
+
+/** Compiles TypeScript when any source is newer than the last build. */
+export function ensureBuild() {
+  const built = newestMtime(join(root, 'dist', '.tsbuildinfo'));
+  const sources = Math.max(
+    ...['src', 'test', 'bench', 'tsconfig.json', 'package-lock.json'].map((p) => newestMtime(join(root, p))),
+  );
+  if (built >= sources && existsSync(join(root, 'dist', 'src', 'main.js'))) return;
+  console.error('netkeep: compiling TypeScript');
+  run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json']);
+}
+
+/** The Debian packages whose commands netkeep runs, keyed by command name. */
+export const osTools = {
+  nmap: 'nmap',
+  traceroute: 'traceroute',
+  nslookup: 'dnsutils',
+  'speedtest-cli': 'speedtest-cli',
+  'arp-scan': 'arp-scan',
+  ip: 'iproute2',
+  tc: 'iproute2',
+};
+
+function onPath(command) {
+  return spawnSync('sh', ['-c', 'command -v "$1"', 'sh', command], { stdio: 'ignore' }).status === 0;
+}
+
+/** Installs missing OS tools with apt-get when running as root; otherwise lists what is missing. */
+export function ensureOsTools(commands = Object.keys(osTools)) {
+  const missing = [...new Set(commands.filter((c) => !onPath(c)).map((c) => osTools[c]))];
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) {
+    console.error(`netkeep: not root, so not installing: ${missing.join(' ')} (apt-get install them)`);
+    return;
+  }
+  console.error(`netkeep: installing Debian packages: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-qq'], { env });
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env });
+}

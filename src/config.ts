@@ -1,0 +1,164 @@
+/**
+ * Configuration: every environment variable netkeep reads, declared once with its default and
+ * meaning. README and docs/configuration.md list the same table; a test keeps them in step.
+ * Values come from the process environment, then from an optional `.env` file in the working
+ * directory (the environment wins).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+type Parser<T> = (raw: string, name: string) => T;
+
+interface VariableSpec<T> {
+  readonly default: string;
+  readonly description: string;
+  readonly parse: Parser<T>;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const text: Parser<string> = (raw) => raw;
+
+function integer(min: number, max: number): Parser<number> {
+  return (raw, name) => {
+    if (!/^[0-9]+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}`);
+    return value;
+  };
+}
+
+function oneOf<const T extends string>(...values: T[]): Parser<T> {
+  return (raw, name) => {
+    if ((values as string[]).includes(raw)) return raw as T;
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got '${raw}'`);
+  };
+}
+
+function spec<T>(defaultValue: string, description: string, parse: Parser<T>): VariableSpec<T> {
+  return { default: defaultValue, description, parse };
+}
+
+/** The single list of configuration variables. */
+export const variables = {
+  API_TOKEN: spec(
+    '(generated)',
+    'Bearer token. Unset: generated once and kept in $DATA_DIR/api_token (mode 0600).',
+    text,
+  ),
+  PORT: spec('20212', 'TCP port to listen on.', integer(0, 65535)),
+  HOST: spec('0.0.0.0', 'Address to listen on.', text),
+  DATA_DIR: spec('./data', 'Directory for netkeep.db and api_token.', text),
+  LOG_LEVEL: spec(
+    'info',
+    'pino log level.',
+    oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+  ),
+  BODY_LIMIT: spec('65536', 'Largest request body in bytes (413 above it).', integer(1024, 16 * 1024 * 1024)),
+  SHUTDOWN_TIMEOUT_MS: spec('10000', 'How long SIGTERM waits for requests in flight.', integer(0, 600_000)),
+  TOOL_PATH: spec(
+    '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    'Directories searched once at start for nmap, traceroute, nslookup, speedtest-cli and arp-scan.',
+    text,
+  ),
+  TOOL_CONCURRENCY: spec('4', 'Tool commands that may run at once.', integer(1, 64)),
+  TOOL_QUEUE: spec(
+    '8',
+    'Tool requests that may wait for a slot; beyond that 429 with Retry-After.',
+    integer(0, 1000),
+  ),
+  TOOL_OUTPUT_LIMIT: spec(
+    '1048576',
+    'Bytes of stdout kept per command; beyond that the command is stopped.',
+    integer(1024, 64 * 1024 * 1024),
+  ),
+  WOL_BROADCAST: spec('255.255.255.255', 'Default Wake-on-LAN broadcast address.', text),
+  WOL_PORT: spec('9', 'Default Wake-on-LAN UDP port.', integer(1, 65535)),
+  TRACEROUTE_TIMEOUT_MS: spec('60000', 'traceroute time limit (504 after it).', integer(1000, 3_600_000)),
+  TRACEROUTE_MAX_HOPS: spec('30', 'traceroute -m.', integer(1, 64)),
+  NSLOOKUP_TIMEOUT_MS: spec('15000', 'nslookup time limit.', integer(1000, 3_600_000)),
+  DNS_SERVER: spec('', 'Resolver for nslookup as host or host:port. Empty: the system resolver.', text),
+  NMAP_MAX_HOSTS: spec(
+    '4096',
+    'Largest number of addresses one nmap scan may cover.',
+    integer(1, 16_777_216),
+  ),
+  NMAP_TIMEOUT_MS: spec('600000', 'nmap time limit.', integer(1000, 24 * 3_600_000)),
+  SPEEDTEST_BACKEND: spec(
+    'auto',
+    'auto (speedtest-cli when installed, else builtin), speedtest-cli or builtin.',
+    oneOf('auto', 'speedtest-cli', 'builtin'),
+  ),
+  SPEEDTEST_SERVER_URL: spec(
+    'https://speed.cloudflare.com',
+    'Server of the builtin backend (GET /__down?bytes=N, POST /__up).',
+    text,
+  ),
+  SPEEDTEST_STREAMS: spec('4', 'Parallel HTTP streams of the builtin backend.', integer(1, 64)),
+  SPEEDTEST_DURATION_MS: spec(
+    '8000',
+    'Time budget of each builtin phase (download, upload).',
+    integer(500, 120_000),
+  ),
+  SPEEDTEST_TIMEOUT_MS: spec('120000', 'Time limit of a whole speed test.', integer(1000, 3_600_000)),
+  INTERNETINFO_URL: spec('https://ipinfo.io/json', 'IP information service (ipinfo.io JSON shape).', text),
+  INTERNETINFO_TIMEOUT_MS: spec('10000', 'internetinfo time limit.', integer(100, 600_000)),
+  SCAN_SUBNETS: spec(
+    '',
+    'Presence scanning: comma-separated cidr@interface list. Empty: scanning off.',
+    text,
+  ),
+  SCAN_INTERVAL: spec('300', 'Seconds between the starts of presence scan cycles.', integer(5, 86_400)),
+  SCAN_MISSES_BEFORE_ABSENT: spec(
+    '1',
+    'Consecutive cycles a device may be missed before it counts as gone.',
+    integer(1, 1000),
+  ),
+  SCAN_TOOL: spec(
+    'auto',
+    'auto (arp-scan when installed, else nmap -sn), arp-scan or nmap.',
+    oneOf('auto', 'arp-scan', 'nmap'),
+  ),
+  SCAN_TIMEOUT_MS: spec('120000', 'Time limit of one subnet discovery command.', integer(1000, 3_600_000)),
+  HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
+} as const;
+
+type Variables = typeof variables;
+export type VariableName = keyof Variables;
+export type Config = { readonly [K in VariableName]: ReturnType<Variables[K]['parse']> } & {
+  /** True when API_TOKEN was not set and the token must come from $DATA_DIR/api_token. */
+  readonly tokenFromFile: boolean;
+};
+
+/** Parses a `.env` file: KEY=VALUE lines, `#` comments, optional single or double quotes. */
+export function parseDotEnv(content: string): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const line of content.split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!match?.[1] || line.trimStart().startsWith('#')) continue;
+    let value = match[2] ?? '';
+    const quoted = /^(['"])(.*)\1$/.exec(value);
+    value = quoted ? (quoted[2] ?? '') : value.replace(/\s+#.*$/, '');
+    result[match[1]] = value;
+  }
+  return result;
+}
+
+/** Builds the configuration from an environment (default: process.env plus ./.env). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const dotEnvPath = resolve(cwd, '.env');
+  const fileValues = existsSync(dotEnvPath) ? parseDotEnv(readFileSync(dotEnvPath, 'utf8')) : {};
+  const values: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(variables) as [VariableName, VariableSpec<unknown>][]) {
+    const raw = env[name] ?? fileValues[name];
+    if (name === 'API_TOKEN') {
+      values[name] = raw ?? '';
+      continue;
+    }
+    values[name] = variable.parse(raw ?? variable.default, name);
+  }
+  values.tokenFromFile = env.API_TOKEN === undefined && fileValues.API_TOKEN === undefined;
+  return values as Config;
+}

@@ -1,0 +1,270 @@
+/**
+ * The device field catalogue: every field of a device, listed once. The Devices table's DDL, the
+ * `GET /device/new` template, request validation, the update-column allow-list, row <-> JSON
+ * conversion and the OpenAPI schemas are all derived from this list. Adding a field means adding
+ * one entry here and one migration (`ALTER TABLE Devices ADD COLUMN ${columnDefinition(field)}`).
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+import { fromDbTime, toDbTime } from '../time.js';
+
+/**
+ * How a field is stored and shown:
+ * - text: TEXT, JSON string
+ * - flag: INTEGER 0/1, JSON 0/1 (accepts true/false too)
+ * - port: INTEGER or NULL
+ * - time: TEXT `YYYY-MM-DD HH:MM:SS` UTC or NULL, JSON ISO 8601 with Z
+ * - json: TEXT holding a JSON array of objects, JSON array
+ */
+export type FieldKind = 'text' | 'flag' | 'port' | 'time' | 'json';
+
+export interface StoredField {
+  readonly name: string;
+  readonly kind: FieldKind;
+  /** JSON value a new device gets when the field is not given. */
+  readonly default: string | number | null | readonly unknown[];
+  /** Whether POST /device/<mac> and update-column may set it. */
+  readonly editable: boolean;
+  readonly description: string;
+}
+
+function field(
+  name: string,
+  kind: FieldKind,
+  defaultValue: StoredField['default'],
+  description: string,
+  editable = true,
+): StoredField {
+  return { name, kind, default: defaultValue, editable, description };
+}
+
+/** Stored fields, in NetAlertX's Devices table order. devMac is the key. */
+export const storedFields: readonly StoredField[] = [
+  field('devMac', 'text', '', 'MAC address, canonical form aa:bb:cc:dd:ee:ff (the key).', false),
+  field('devName', 'text', '(unknown)', 'Device name.'),
+  field('devOwner', 'text', '', 'Owner name.'),
+  field('devType', 'text', '', 'Device type (Phone, Laptop, Router, ...).'),
+  field('devVendor', 'text', '', 'Vendor name, usually from the OUI database.'),
+  field('devFavorite', 'flag', 0, 'Marked as favourite.'),
+  field('devGroup', 'text', '', 'Group name.'),
+  field('devComments', 'text', '', 'Free-text comments.'),
+  field('devFirstConnection', 'time', null, 'When the device was first seen.'),
+  field('devLastConnection', 'time', null, 'When the device was last seen.'),
+  field('devLastIP', 'text', '', 'Last IP address seen.'),
+  field('devStaticIP', 'flag', 0, 'The device has a static IP address.'),
+  field('devScan', 'flag', 1, 'Presence scanning watches this device.'),
+  field('devLogEvents', 'flag', 1, 'Log connection events.'),
+  field('devAlertEvents', 'flag', 1, 'Alert on events.'),
+  field('devAlertDown', 'flag', 0, 'Alert when the device goes down (absent counts as Down).'),
+  field('devSkipRepeated', 'flag', 0, 'Hours to skip repeated notifications (0: none).'),
+  field('devLastNotification', 'time', null, 'When the last notification was sent.'),
+  field('devPresentLastScan', 'flag', 0, 'The device was present in the last scan.'),
+  field('devIsNew', 'flag', 1, 'Newly discovered, not yet reviewed.'),
+  field('devLocation', 'text', '', 'Location (room, rack, ...).'),
+  field('devIsArchived', 'flag', 0, 'Archived: kept but records no events.'),
+  field('devParentMAC', 'text', '', 'MAC of the parent device (network node).'),
+  field('devParentPort', 'port', null, 'Port on the parent device.'),
+  field('devParentRelType', 'text', 'default', "Relation to the parent, e.g. 'default' or 'nic'."),
+  field('devReqNicsOnline', 'flag', 0, 'Status requires all NIC children to be on-line.'),
+  field('devIcon', 'text', '', 'Icon name or base64 SVG.'),
+  field('devGUID', 'text', '', 'Unique id; a fresh UUID on create and on copy.', false),
+  field('devSite', 'text', '', 'Site name.'),
+  field('devSSID', 'text', '', 'Wi-Fi network name.'),
+  field('devSyncHubNode', 'text', '', 'Sync hub node name.'),
+  field('devSourcePlugin', 'text', '', 'Plugin or scanner that discovered the device.'),
+  field('devCustomProps', 'json', [], 'Custom properties: a JSON array of objects.'),
+  field('devFQDN', 'text', '', 'Fully qualified domain name.'),
+];
+
+/** Fields computed on GET, never stored; a client may echo them back and they are ignored. */
+export const computedFields = {
+  devStatus: {
+    schema: Type.Union([Type.Literal('On-line'), Type.Literal('Off-line'), Type.Literal('Down')]),
+    description:
+      'Down when devAlertDown is set and the device was absent from the last scan; On-line when present; else Off-line.',
+  },
+  devSessions: {
+    schema: Type.Integer(),
+    description: 'Sessions overlapping the period (open sessions always count).',
+  },
+  devEvents: {
+    schema: Type.Integer(),
+    description: 'Events in the period other than Connected/Disconnected.',
+  },
+  devDownAlerts: { schema: Type.Integer(), description: "'Device Down' events in the period." },
+  devPresenceHours: { schema: Type.Number(), description: 'Hours connected within the period, 2 decimals.' },
+  devChildrenDynamic: {
+    schema: Type.Array(Type.Ref('DeviceChild')),
+    description: 'Devices whose devParentMAC is this device.',
+  },
+  devChildrenNicsDynamic: {
+    schema: Type.Array(Type.Ref('DeviceChild')),
+    description: "The children whose devParentRelType is 'nic'.",
+  },
+} as const satisfies Record<string, { schema: TSchema; description: string }>;
+
+export type ComputedFieldName = keyof typeof computedFields;
+
+export const fieldsByName: ReadonlyMap<string, StoredField> = new Map(storedFields.map((f) => [f.name, f]));
+export const editableFields: readonly StoredField[] = storedFields.filter((f) => f.editable);
+export const editableFieldNames: ReadonlySet<string> = new Set(editableFields.map((f) => f.name));
+/** Names a client may send back from a GET; they are accepted and ignored on writes. */
+export const ignoredOnWrite: ReadonlySet<string> = new Set([...Object.keys(computedFields), 'devGUID']);
+
+// ---------------------------------------------------------------------------------------------
+// DDL
+
+const sqlTypes: Record<FieldKind, string> = {
+  text: "TEXT NOT NULL DEFAULT ''",
+  flag: 'INTEGER NOT NULL DEFAULT 0',
+  port: 'INTEGER',
+  time: 'TEXT',
+  json: "TEXT NOT NULL DEFAULT '[]'",
+};
+
+/** The column definition of a field, for CREATE TABLE or ALTER TABLE ADD COLUMN. */
+export function columnDefinition(f: StoredField): string {
+  if (f.name === 'devMac') return 'devMac TEXT PRIMARY KEY NOT NULL';
+  const check = f.kind === 'flag' ? ` CHECK (${f.name} IN (0, 1))` : '';
+  return `${f.name} ${sqlTypes[f.kind]}${check}`;
+}
+
+export function devicesTableDdl(): string {
+  return `CREATE TABLE Devices (\n  ${storedFields.map(columnDefinition).join(',\n  ')}\n) STRICT`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON schemas (TypeBox): for Fastify validation and the OpenAPI document
+
+function outputSchema(f: StoredField): TSchema {
+  const options = { description: f.description };
+  switch (f.kind) {
+    case 'text':
+      return Type.String(options);
+    case 'flag':
+      return Type.Integer({ ...options, minimum: 0, maximum: 1 });
+    case 'port':
+      return Type.Union([Type.Integer(), Type.Null()], options);
+    case 'time':
+      return Type.Union([Type.String({ format: 'date-time' }), Type.Null()], options);
+    case 'json':
+      return Type.Array(Type.Object({}, { additionalProperties: true }), options);
+  }
+}
+
+/** Longest string accepted for a text field (devIcon may hold an SVG). */
+export const maxTextLength = 16_384;
+
+function inputSchema(f: StoredField): TSchema {
+  const options = { description: f.description };
+  switch (f.kind) {
+    case 'text':
+      return Type.String({ ...options, maxLength: maxTextLength });
+    case 'flag':
+      return Type.Union([Type.Literal(0), Type.Literal(1), Type.Boolean()], options);
+    case 'port':
+      return Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], options);
+    case 'time':
+      return Type.Union([Type.String({ maxLength: 64 }), Type.Null()], options);
+    case 'json':
+      return Type.Array(Type.Object({}, { additionalProperties: true }), { ...options, maxItems: 1000 });
+  }
+}
+
+export const DeviceChildSchema = Type.Object(
+  {
+    devMac: Type.String(),
+    devName: Type.String(),
+    devStatus: computedFields.devStatus.schema,
+    devParentRelType: Type.String(),
+    devParentPort: Type.Union([Type.Integer(), Type.Null()]),
+    devLastIP: Type.String(),
+  },
+  { $id: 'DeviceChild', description: 'A child device (devParentMAC is the parent).' },
+);
+
+/** A device as returned by GET /device/<mac> and GET /device/new. */
+export const DeviceSchema = Type.Object(
+  {
+    ...Object.fromEntries(storedFields.map((f) => [f.name, outputSchema(f)])),
+    ...Object.fromEntries(
+      Object.entries(computedFields).map(([name, c]) => [name, { ...c.schema, description: c.description }]),
+    ),
+  },
+  { $id: 'Device', additionalProperties: false },
+);
+
+/**
+ * Body of POST /device/<mac>: any editable field, `createNew`, and the read-only fields a client may
+ * echo back from a GET (ignored). Anything else is rejected as an unknown field.
+ */
+export const DeviceWriteSchema = Type.Object(
+  {
+    ...Object.fromEntries(editableFields.map((f) => [f.name, Type.Optional(inputSchema(f))])),
+    devMac: Type.Optional(
+      Type.String({ maxLength: 64, description: 'Ignored when equal to the MAC in the path.' }),
+    ),
+    devGUID: Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),
+    ...Object.fromEntries(
+      Object.keys(computedFields).map((name) => [
+        name,
+        Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),
+      ]),
+    ),
+    createNew: Type.Optional(Type.Boolean({ description: 'true: create the device (409 if it exists).' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Validates one value for update-column; returns the schema of the named editable field. */
+export function editableInputSchema(name: string): TSchema | undefined {
+  const f = fieldsByName.get(name);
+  return f?.editable ? inputSchema(f) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversion between JSON values and SQLite columns
+
+export type DbValue = string | number | null;
+export type DeviceRow = Record<string, DbValue>;
+export type DeviceJson = Record<string, unknown>;
+
+/** Converts one already-validated JSON value to its column value. Throws RangeError on a bad time. */
+export function toColumn(f: StoredField, value: unknown): DbValue {
+  switch (f.kind) {
+    case 'text':
+      return value as string;
+    case 'flag':
+      return value === true || value === 1 ? 1 : 0;
+    case 'port':
+      return value as number | null;
+    case 'time':
+      return value === null ? null : toDbTime(value as string);
+    case 'json':
+      return JSON.stringify(value);
+  }
+}
+
+export function fromColumn(f: StoredField, value: DbValue): unknown {
+  switch (f.kind) {
+    case 'time':
+      return value === null ? null : fromDbTime(value as string);
+    case 'json':
+      return JSON.parse(value as string) as unknown;
+    default:
+      return value;
+  }
+}
+
+/** A stored row as the JSON object clients see (without computed fields). */
+export function rowToJson(row: DeviceRow): DeviceJson {
+  const json: DeviceJson = {};
+  for (const f of storedFields) json[f.name] = fromColumn(f, row[f.name] ?? null);
+  return json;
+}
+
+/** The defaults of every stored field as a JSON device (devMac empty). */
+export function defaultDeviceJson(): DeviceJson {
+  return Object.fromEntries(
+    storedFields.map((f) => [f.name, Array.isArray(f.default) ? [...(f.default as unknown[])] : f.default]),
+  );
+}

@@ -1,0 +1,101 @@
+/**
+ * One error type for every failure a client can see, and the one place that turns any thrown
+ * value into netkeep's JSON error body:
+ *   {"success":false,"error":"<short reason>","message":"<one sentence>","details"?:"<stderr tail>"}
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+export class ApiError extends Error {
+  override name = 'ApiError';
+
+  constructor(
+    /** HTTP status. */
+    readonly statusCode: number,
+    /** Short machine-friendly reason, e.g. "Bad Request" or "Tool not installed". */
+    readonly error: string,
+    /** One human sentence. */
+    message: string,
+    /** Command failures: the tail of stderr. */
+    readonly details?: string,
+    /** Extra response headers (e.g. Retry-After). */
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+
+  static badRequest(message: string): ApiError {
+    return new ApiError(400, 'Bad Request', message);
+  }
+  static forbidden(): ApiError {
+    return new ApiError(403, 'Forbidden', 'ERROR: Not authorized');
+  }
+  static notFound(message: string): ApiError {
+    return new ApiError(404, 'Not Found', message);
+  }
+  static conflict(message: string): ApiError {
+    return new ApiError(409, 'Conflict', message);
+  }
+}
+
+export interface ErrorBody {
+  success: false;
+  error: string;
+  message: string;
+  details?: string;
+}
+
+export function errorBody(err: ApiError): ErrorBody {
+  const body: ErrorBody = { success: false, error: err.error, message: err.message };
+  if (err.details !== undefined) body.details = err.details;
+  return body;
+}
+
+/** Describes Ajv validation errors as "field 'x' must be string; ..." naming each field. */
+function describeValidation(err: FastifyError): string {
+  const parts = (err.validation ?? []).map((issue) => {
+    const params = issue.params;
+    if (typeof params.additionalProperty === 'string') return `unknown field '${params.additionalProperty}'`;
+    if (typeof params.missingProperty === 'string') return `field '${params.missingProperty}' is required`;
+    const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const where = path ? `field '${path}'` : (err.validationContext ?? 'value');
+    return `${where} ${issue.message ?? 'is invalid'}`;
+  });
+  const unique = [...new Set(parts)];
+  return unique.length > 0
+    ? `Invalid ${err.validationContext ?? 'input'}: ${unique.join('; ')}`
+    : err.message;
+}
+
+/** Maps Fastify's own errors (body parsing, limits, validation) onto ApiError. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const fastifyError = err as Partial<FastifyError>;
+  if (fastifyError.validation) return ApiError.badRequest(describeValidation(fastifyError as FastifyError));
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'Payload Too Large', 'The request body is larger than the limit.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(
+        415,
+        'Unsupported Media Type',
+        'Request bodies must be JSON (Content-Type: application/json).',
+      );
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return ApiError.badRequest('The Content-Length header does not match the body.');
+  }
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError(status, 'Bad Request', fastifyError.message ?? 'The request is invalid.');
+  }
+  return new ApiError(500, 'Internal Server Error', 'An unexpected error occurred.');
+}
+
+/** Installs the error handler: every error leaves as the JSON error body. */
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err, request, reply) => {
+    const apiError = toApiError(err);
+    if (apiError.statusCode >= 500 && !(err instanceof ApiError))
+      request.log.error({ err }, 'unexpected error');
+    return reply.code(apiError.statusCode).headers(apiError.headers).send(errorBody(apiError));
+  });
+}

@@ -1,0 +1,21 @@
+/** Response schemas shared by every route. */
+import { Type } from '@sinclair/typebox';
+
+export const ErrorSchema = Type.Object(
+  {
+    success: Type.Literal(false),
+    error: Type.String({ description: 'Short reason, e.g. "Bad Request".' }),
+    message: Type.String({ description: 'One human sentence.' }),
+    details: Type.Optional(Type.String({ description: 'Command failures: the tail of stderr.' })),
+  },
+  { $id: 'Error' },
+);
+
+/** Reference to the shared error body, for route `response` maps. */
+export const ErrorRef = Type.Ref('Error');
+
+export const SuccessSchema = Type.Object({ success: Type.Literal(true) });
+export const SuccessMessageSchema = Type.Object({ success: Type.Literal(true), message: Type.String() });
+
+/** The error statuses every protected route can answer, for OpenAPI. */
+export const commonErrors = { 400: ErrorRef, 403: ErrorRef, 413: ErrorRef, 415: ErrorRef } as const;

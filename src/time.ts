@@ -1,0 +1,43 @@
+/**
+ * Times are stored as UTC text `YYYY-MM-DD HH:MM:SS` (sortable, NetAlertX-compatible) and shown to
+ * clients as ISO 8601 with `Z`.
+ */
+
+/** A Date as storage text. */
+export function dbTime(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+export function nowDbTime(): string {
+  return dbTime(new Date());
+}
+
+/** Storage text as ISO 8601 (`2024-05-01T10:00:00Z`). */
+export function fromDbTime(value: string): string {
+  return `${value.replace(' ', 'T')}Z`;
+}
+
+const acceptedTime =
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * Client time text as storage text. Accepts ISO 8601 with Z or an offset, or a date-time with no
+ * zone (taken as UTC, as stored). Throws RangeError on anything else.
+ */
+export function toDbTime(value: string): string {
+  if (!acceptedTime.test(value)) throw new RangeError(`'${value}' is not an ISO 8601 date-time`);
+  const hasZone = /(?:Z|[+-]\d{2}:?\d{2})$/.test(value) && value.length > 10;
+  const date = new Date(hasZone ? value : `${value.replace(' ', 'T')}${value.length > 10 ? 'Z' : ''}`);
+  if (Number.isNaN(date.getTime())) throw new RangeError(`'${value}' is not a valid date-time`);
+  return dbTime(date);
+}
+
+/** The periods accepted by `?period=`, with their length in days (null: all time). */
+export const periods = { '1 day': 1, '7 days': 7, '1 month': 30, '1 year': 365, all: null } as const;
+export type Period = keyof typeof periods;
+
+/** Start of a period as storage text, or null for `all`. */
+export function periodStart(period: Period, now: Date): string | null {
+  const days = periods[period];
+  return days === null ? null : dbTime(new Date(now.getTime() - days * 86_400_000));
+}

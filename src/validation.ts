@@ -1,0 +1,87 @@
+/**
+ * The one validation module for network identifiers: MAC addresses, IP literals, hostnames and
+ * CIDR ranges. Every check is ASCII-only (so Unicode digits, full-width characters and look-alikes
+ * fail) and anchored, and no accepted value can start with `-`, so none can be read as an option.
+ */
+import ipaddr from 'ipaddr.js';
+
+const hex12 = /^[0-9a-fA-F]{12}$/;
+
+/**
+ * Canonical MAC (`aa:bb:cc:dd:ee:ff`) of `aa:bb:cc:dd:ee:ff`, `aa-bb-cc-dd-ee-ff` (any case),
+ * `aabb.ccdd.eeff` or `aabbccddeeff`; null when the text is none of them.
+ */
+export function normalizeMac(input: string): string | null {
+  let digits: string;
+  if (/^[0-9a-fA-F]{2}([:-])(?:[0-9a-fA-F]{2}\1){4}[0-9a-fA-F]{2}$/.test(input))
+    digits = input.replace(/[:-]/g, '');
+  else if (/^[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}$/.test(input)) digits = input.replace(/\./g, '');
+  else if (hex12.test(input)) digits = input;
+  else return null;
+  return digits.toLowerCase().match(/../g)?.join(':') ?? null;
+}
+
+/** The 6 bytes of a canonical MAC. */
+export function macBytes(canonicalMac: string): Buffer {
+  return Buffer.from(canonicalMac.replace(/:/g, ''), 'hex');
+}
+
+export type IpVersion = 4 | 6;
+
+const ipv4Strict =
+  /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
+const ipv6Chars = /^[0-9a-fA-F:.]+$/;
+
+/**
+ * The version of an IP address literal, or null. IPv4 must be dotted-quad with no leading zeros;
+ * IPv6 any RFC 4291 text form without a zone id.
+ */
+export function ipVersion(input: string): IpVersion | null {
+  if (ipv4Strict.test(input)) return 4;
+  if (input.includes(':') && ipv6Chars.test(input) && ipaddr.IPv6.isValid(input)) {
+    // ipaddr accepts an embedded IPv4 with leading zeros; check that part too.
+    const tail = /:(\d+\.\d+\.\d+\.\d+)$/.exec(input)?.[1];
+    if (tail !== undefined && !ipv4Strict.test(tail)) return null;
+    return 6;
+  }
+  return null;
+}
+
+/** RFC 1123 hostname: dot-separated labels of letters, digits and inner hyphens, <= 253 chars. */
+export function isHostname(input: string): boolean {
+  if (input.length === 0 || input.length > 253) return false;
+  const name = input.endsWith('.') ? input.slice(0, -1) : input;
+  return name.split('.').every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label));
+}
+
+export interface ScanTarget {
+  /** The target as nmap gets it: an address or address/prefix. */
+  readonly target: string;
+  readonly version: IpVersion;
+  /** Number of addresses covered. */
+  readonly size: number;
+}
+
+/**
+ * An nmap target: one IP literal or a CIDR range `address/prefix`. Returns null when the text is
+ * neither; `size` lets the caller enforce NMAP_MAX_HOSTS.
+ */
+export function parseScanTarget(input: string): ScanTarget | null {
+  const [address, prefixText, ...rest] = input.split('/');
+  if (address === undefined || rest.length > 0) return null;
+  const version = ipVersion(address);
+  if (version === null) return null;
+  if (prefixText === undefined) return { target: address, version, size: 1 };
+  if (!/^(?:0|[1-9][0-9]{0,2})$/.test(prefixText)) return null;
+  const prefix = Number(prefixText);
+  const bits = version === 4 ? 32 : 128;
+  if (prefix > bits) return null;
+  return { target: `${address}/${prefix}`, version, size: 2 ** (bits - prefix) };
+}
+
+/** True when `address` lies inside the IPv4 CIDR `range` (both validated elsewhere). */
+export function ipv4InRange(address: string, range: string): boolean {
+  const [network, prefix] = ipaddr.parseCIDR(range);
+  const parsed = ipaddr.parse(address);
+  return parsed.kind() === network.kind() && parsed.match(network, prefix);
+}

@@ -1,0 +1,159 @@
+/**
+ * Starts the real netkeep server as a child process (`node dist/src/main.js`) on a loopback port
+ * with a fresh data directory, and talks to it over real HTTP.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const mainScript = new URL('../../src/main.js', import.meta.url).pathname;
+
+export interface RequestOptions {
+  /** JSON-serialised and sent with Content-Type: application/json. */
+  readonly body?: unknown;
+  /** Sent as-is (with `contentType`, default application/json). */
+  readonly rawBody?: string;
+  readonly contentType?: string;
+  /** Overrides the server's token; null sends no Authorization header. */
+  readonly token?: string | null;
+  readonly headers?: Record<string, string>;
+  readonly signal?: AbortSignal;
+}
+
+export interface TestResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** Parsed JSON body (undefined when the body is not JSON). */
+  readonly body: unknown;
+  /** The body as a record, for convenient field access in assertions. */
+  readonly json: Record<string, unknown>;
+}
+
+export interface StartOptions {
+  /** Extra environment variables (PORT, HOST, DATA_DIR and API_TOKEN are set unless given). */
+  readonly env?: Record<string, string>;
+  /** Reuse a data directory (e.g. after a restart); default a fresh temporary one. */
+  readonly dataDir?: string;
+  /** Omit API_TOKEN so the server generates one. */
+  readonly generateToken?: boolean;
+}
+
+export class TestServer {
+  readonly logs: string[] = [];
+  private exited: Promise<number | null>;
+
+  private constructor(
+    readonly process: ChildProcess,
+    readonly url: string,
+    readonly port: number,
+    readonly token: string,
+    readonly dataDir: string,
+    private readonly ownsDataDir: boolean,
+    logs: string[],
+  ) {
+    this.logs = logs;
+    this.exited = new Promise((resolve) => {
+      if (process.exitCode !== null) resolve(process.exitCode);
+      else
+        process.once('exit', (code) => {
+          resolve(code);
+        });
+    });
+  }
+
+  static async start(options: StartOptions = {}): Promise<TestServer> {
+    const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'netkeep-test-'));
+    const token = options.generateToken ? '' : 'test-token-0123456789abcdef';
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      // Never reach the internet or the system resolver from a test.
+      INTERNETINFO_URL: 'http://127.0.0.1:9/json',
+      SPEEDTEST_SERVER_URL: 'http://127.0.0.1:9',
+      DNS_SERVER: '127.0.0.1:9',
+      WOL_BROADCAST: '127.255.255.255',
+      ...(options.generateToken ? {} : { API_TOKEN: token }),
+      ...options.env,
+    };
+    const child = spawn(process.execPath, [mainScript], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const logs: string[] = [];
+    const port = await new Promise<number>((resolve, reject) => {
+      const lines = createInterface({ input: child.stdout });
+      const errors = createInterface({ input: child.stderr });
+      errors.on('line', (line) => logs.push(line));
+      lines.on('line', (line) => {
+        logs.push(line);
+        const match = /"event":"listening".*"port":(\d+)/.exec(line);
+        if (match?.[1]) resolve(Number(match[1]));
+      });
+      child.once('exit', (code) => {
+        reject(new Error(`server exited with ${code} before listening:\n${logs.join('\n')}`));
+      });
+    });
+    const actualToken = options.generateToken ? '' : (env.API_TOKEN ?? token);
+    return new TestServer(
+      child,
+      `http://127.0.0.1:${port}`,
+      port,
+      actualToken,
+      dataDir,
+      !options.dataDir,
+      logs,
+    );
+  }
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.token === undefined ? this.token : options.token;
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) {
+      body = options.rawBody;
+      headers['content-type'] = options.contentType ?? 'application/json';
+    } else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = options.contentType ?? 'application/json';
+    }
+    const response = await fetch(`${this.url}${path}`, { method, headers, body, signal: options.signal });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const json = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+    return { status: response.status, headers: response.headers, text, body: parsed, json };
+  }
+
+  /** SIGTERM and wait; returns the exit code. Removes a temporary data directory. */
+  async stop(options: { keepData?: boolean } = {}): Promise<number | null> {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGTERM');
+    const code = await this.exited;
+    if (this.ownsDataDir && !options.keepData) rmSync(this.dataDir, { recursive: true, force: true });
+    return code;
+  }
+
+  /** SIGKILL: no chance to flush or clean up. Keeps the data directory. */
+  async kill(): Promise<void> {
+    this.process.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+/** The standard error body fields, for deepEqual-style assertions. */
+export function errorShape(body: Record<string, unknown>): {
+  success: unknown;
+  error: unknown;
+  message: unknown;
+} {
+  return { success: body.success, error: body.error, message: body.message };
+}
+
+export const notAuthorizedBody = { success: false, message: 'ERROR: Not authorized', error: 'Forbidden' };
