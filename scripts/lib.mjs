@@ -2,7 +2,8 @@
 // (npm deps, compiled output, Debian tools) using nothing but Node's built-in modules, because they
 // run before node_modules exists.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const root = new URL('..', import.meta.url).pathname;
@@ -25,13 +26,19 @@ function newestMtime(path) {
   return newest;
 }
 
-/** Installs npm dependencies when node_modules is missing or older than the lock file. */
+/**
+ * Installs npm dependencies when node_modules was not installed from this exact lock file. The lock
+ * file's hash is recorded after a successful install (content, not mtime: a fresh checkout must not
+ * look newer than a good install).
+ */
 export function ensureDependencies() {
-  const marker = join(root, 'node_modules', '.package-lock.json');
+  const marker = join(root, 'node_modules', '.netkeep-lock-hash');
   const lock = join(root, 'package-lock.json');
-  if (existsSync(marker) && newestMtime(marker) >= newestMtime(lock)) return;
+  const lockHash = existsSync(lock) ? createHash('sha256').update(readFileSync(lock)).digest('hex') : 'none';
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === lockHash) return;
   console.error('netkeep: installing npm dependencies');
   run('npm', existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
+  writeFileSync(marker, lockHash);
 }
 
 /** Compiles TypeScript when any source is newer than the last build. */

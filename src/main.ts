@@ -4,16 +4,7 @@ import { createLogger } from './logger.js';
 import { createServer } from './server.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`netkeep: configuration error: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
   const server = await createServer(config, logger);
   if (server.tokenFile) logger.info({ tokenFile: server.tokenFile }, `API token is in ${server.tokenFile}`);
@@ -45,6 +36,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  // A bad variable (here or found while wiring, e.g. SCAN_SUBNETS) is the operator's to fix: exit 2.
+  if (err instanceof ConfigError) {
+    process.stderr.write(`netkeep: configuration error: ${err.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(
     `netkeep: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
   );
