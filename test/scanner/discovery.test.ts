@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
   arpScanArgs,
@@ -12,11 +11,7 @@ import {
   type RunTool,
 } from '../../src/scanner/discovery.js';
 import { parseScanSubnets } from '../../src/scanner/subnets.js';
-
-/** Output captured from the real tools on a namespace test LAN (see test/fixtures/scanner/README.md). */
-export function fixture(name: string): string {
-  return readFileSync(new URL(`../../../test/fixtures/scanner/${name}`, import.meta.url), 'utf8');
-}
+import { fixture } from './helpers.js';
 
 const [subnet] = parseScanSubnets('10.231.77.0/24@br0');
 if (!subnet) throw new Error('fixture subnet');
