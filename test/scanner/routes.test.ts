@@ -39,8 +39,8 @@ describe('/nettools/scan over HTTP, scanning off', () => {
       string,
       Record<string, { tags?: string[] } | undefined> | undefined
     >;
-    assert.deepEqual(paths['/nettools/scan']?.get?.tags, ['scanning']);
-    assert.deepEqual(paths['/nettools/scan']?.post?.tags, ['scanning']);
+    const scanPath = paths['/nettools/scan'];
+    assert.deepEqual([scanPath?.get?.tags, scanPath?.post?.tags], [['scanning'], ['scanning']]);
   });
 });
 
