@@ -76,8 +76,8 @@ export class ScanStore {
                             ses_StillConnected, ses_AdditionalInfo)
       VALUES (?, ?, ?, ?, '', NULL, 1, '')`);
     this.closeSession = db.prepare(`
-      UPDATE Sessions SET ses_EventTypeDisconnection = ?, ses_DateTimeDisconnection = ?,
-                          ses_StillConnected = 0
+      UPDATE Sessions INDEXED BY Sessions_open
+      SET ses_EventTypeDisconnection = ?, ses_DateTimeDisconnection = ?, ses_StillConnected = 0
       WHERE ses_MAC = ? AND ses_StillConnected = 1`);
     this.upsertScanState = db.prepare(`
       INSERT INTO ScanState (mac, misses, lastAbsence) VALUES (?, ?, ?)
