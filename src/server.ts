@@ -8,6 +8,10 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
+import { ApiError } from './http/errors.js';
+import type { RunTool } from './scanner/discovery.js';
+import { registerScanRoutes } from './scanner/routes.js';
+import { Scanner } from './scanner/scanner.js';
 
 export interface Server {
   readonly app: App;
@@ -25,6 +29,18 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
 
   // Feature wiring (devices, network tools, presence scanning) goes here.
 
+  // --- presence scanning (src/scanner) -------------------------------------------------------
+  // TODO(lead): use the shared runner: replace this placeholder with an adapter over
+  // src/nettools/runner.ts (see docs/api/scanning.md, "Wiring"). Until then every cycle fails
+  // with this 503 and changes nothing.
+  const scanRunTool: RunTool = async () => {
+    throw new ApiError(503, 'Unavailable', 'not wired yet');
+  };
+  const scanner = new Scanner({ db, config, logger, runTool: scanRunTool });
+  registerScanRoutes(app, scanner);
+  scanner.start();
+  // --- end presence scanning -------------------------------------------------------------------
+
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
     closing ??= (async () => {
@@ -32,6 +48,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
         setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS).unref(),
       );
       await Promise.race([app.close(), deadline]);
+      await scanner.stop();
       if (db.open) db.close();
     })();
     return closing;

@@ -50,6 +50,23 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'ScanState: per-device presence-scan memory (consecutive misses, how the last absence was recorded) and an index of open sessions',
+    up(db) {
+      // Kept out of Devices: these are the scanner's own bookkeeping, not device fields, and they
+      // must survive restarts so that the grace rule and Down Reconnected stay right.
+      db.exec(`
+        CREATE TABLE ScanState (
+          mac TEXT PRIMARY KEY NOT NULL,
+          misses INTEGER NOT NULL DEFAULT 0,
+          lastAbsence TEXT CHECK (lastAbsence IN ('Disconnected', 'Device Down'))
+        ) STRICT;
+        -- A device's open session: closed by the scanner on every disconnect.
+        CREATE INDEX Sessions_open ON Sessions (ses_MAC) WHERE ses_StillConnected = 1;
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

@@ -1,0 +1,260 @@
+/**
+ * Subnet discovery: which (MAC, IP, vendor) answer on one subnet, found with `arp-scan` or, as the
+ * fallback, `nmap -sn`. This module never spawns a process: it builds argument arrays from
+ * validated values and hands them to an injected RunTool (in production the shared tool runner),
+ * and it parses the output with pure functions that the tests feed with captured real output.
+ */
+import { XMLParser } from 'fast-xml-parser';
+import { ipVersion, normalizeMac } from '../validation.js';
+import type { ScanSubnet } from './subnets.js';
+
+export type ScanToolName = 'arp-scan' | 'nmap';
+
+export interface ToolResult {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number;
+}
+
+/**
+ * Runs one OS tool without a shell. Rejects when the tool cannot run (not installed: an error with
+ * `statusCode` 503; timed out: 504; aborted) and resolves with the exit code otherwise.
+ */
+export type RunTool = (
+  tool: ScanToolName,
+  args: readonly string[],
+  options: { timeoutMs: number; signal?: AbortSignal },
+) => Promise<ToolResult>;
+
+/** One answer from one address: a MAC may answer for several addresses. */
+export interface Sighting {
+  /** Canonical MAC, `aa:bb:cc:dd:ee:ff`. */
+  readonly mac: string;
+  readonly ip: string;
+  /** Vendor from the tool's OUI data; '' when unknown. */
+  readonly vendor: string;
+}
+
+/** A subnet's discovery failed: the whole cycle fails and changes nothing. */
+export class DiscoveryError extends Error {
+  override name = 'DiscoveryError';
+
+  constructor(
+    readonly subnet: string,
+    readonly tool: ScanToolName,
+    message: string,
+    /** The tail of the tool's stderr, when it ran. */
+    readonly details?: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** Attempts per address: one lost ARP reply must not make a present device look absent. */
+const arpScanRetries = 3;
+
+/** arp-scan's fields separated by tabs; a vendor string never holds a tab. */
+const arpScanFormat = '--format=${ip}\\t${mac}\\t${vendor}';
+
+export function arpScanArgs(subnet: ScanSubnet): string[] {
+  return [
+    `--interface=${subnet.iface}`,
+    `--retry=${arpScanRetries}`,
+    '--plain',
+    '--ignoredups',
+    '--numeric',
+    arpScanFormat,
+    subnet.cidr,
+  ];
+}
+
+export function nmapPingScanArgs(subnet: ScanSubnet): string[] {
+  return ['-sn', '-n', '-e', subnet.iface, '-oX', '-', subnet.cidr];
+}
+
+/** arp-scan's placeholders for an OUI it does not know: not a vendor name. */
+function cleanVendor(vendor: string): string {
+  const trimmed = vendor.trim();
+  return trimmed.startsWith('(Unknown') ? '' : trimmed;
+}
+
+/**
+ * Parses `arp-scan --plain --format='${ip}\t${mac}\t${vendor}'` output. Lines that are not a valid
+ * IPv4 address and MAC are skipped (they cannot be acted upon).
+ */
+export function parseArpScan(stdout: string): Sighting[] {
+  const sightings: Sighting[] = [];
+  for (const line of stdout.split('\n')) {
+    const [ip = '', macText = '', ...vendorParts] = line.replace(/\r$/, '').split('\t');
+    const mac = normalizeMac(macText.trim());
+    if (mac === null || ipVersion(ip.trim()) !== 4) continue;
+    sightings.push({ mac, ip: ip.trim(), vendor: cleanVendor(vendorParts.join(' ')) });
+  }
+  return sightings;
+}
+
+interface NmapAddress {
+  '@_addr'?: string;
+  '@_addrtype'?: string;
+  '@_vendor'?: string;
+}
+interface NmapHost {
+  status?: { '@_state'?: string };
+  address?: NmapAddress[];
+}
+interface NmapRun {
+  nmaprun?: {
+    host?: NmapHost[];
+    runstats?: { finished?: { '@_exit'?: string; '@_errormsg'?: string } };
+  };
+}
+
+const xmlParser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+  parseAttributeValue: false,
+  processEntities: true,
+  isArray: (name) => name === 'host' || name === 'address',
+});
+
+/**
+ * Parses `nmap -sn -oX -` output: up hosts with an IPv4 address and a MAC (as root on the local
+ * segment nmap reports both, with the vendor from its OUI data). Hosts without a MAC (the
+ * scanning host itself) are skipped. Throws on output that is not an nmap run or that reports an
+ * error.
+ */
+export function parseNmapPingScan(xml: string): Sighting[] {
+  let parsed: NmapRun;
+  try {
+    parsed = xmlParser.parse(xml) as NmapRun;
+  } catch (err) {
+    throw new Error(`nmap output is not XML: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const run = parsed.nmaprun;
+  if (run === undefined || typeof run !== 'object') throw new Error('nmap output holds no <nmaprun>');
+  const finished = run.runstats?.finished;
+  if (finished?.['@_exit'] === 'error') throw new Error(finished['@_errormsg'] ?? 'nmap reported an error');
+  const sightings: Sighting[] = [];
+  for (const host of run.host ?? []) {
+    if (host.status?.['@_state'] !== 'up') continue;
+    const addresses = host.address ?? [];
+    const ip = addresses.find((a) => a['@_addrtype'] === 'ipv4')?.['@_addr'];
+    const macAddress = addresses.find((a) => a['@_addrtype'] === 'mac');
+    const mac = normalizeMac(macAddress?.['@_addr'] ?? '');
+    if (ip === undefined || ipVersion(ip) !== 4 || mac === null) continue;
+    sightings.push({ mac, ip, vendor: cleanVendor(macAddress?.['@_vendor'] ?? '') });
+  }
+  return sightings;
+}
+
+function stderrTail(stderr: string): string {
+  return stderr.trim().split('\n').slice(-5).join('\n').slice(-1000);
+}
+
+export interface DiscoverOptions {
+  readonly runTool: RunTool;
+  readonly tool: ScanToolName;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs one subnet's discovery. Throws DiscoveryError when the tool cannot run, exits non-zero
+ * (e.g. the interface does not exist) or prints output that cannot be parsed.
+ */
+export async function discoverSubnet(subnet: ScanSubnet, options: DiscoverOptions): Promise<Sighting[]> {
+  const { tool } = options;
+  const args = tool === 'arp-scan' ? arpScanArgs(subnet) : nmapPingScanArgs(subnet);
+  let result: ToolResult;
+  try {
+    result = await options.runTool(tool, args, { timeoutMs: options.timeoutMs, signal: options.signal });
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new DiscoveryError(
+      subnet.label,
+      tool,
+      `${tool} on ${subnet.label} could not run: ${reason}`,
+      undefined,
+      {
+        cause: err,
+      },
+    );
+  }
+  if (result.exitCode !== 0) {
+    const tail = stderrTail(result.stderr);
+    throw new DiscoveryError(
+      subnet.label,
+      tool,
+      `${tool} on ${subnet.label} failed with exit code ${result.exitCode}${tail ? `: ${tail.split('\n')[0] ?? ''}` : ''}`,
+      tail,
+    );
+  }
+  try {
+    return tool === 'arp-scan' ? parseArpScan(result.stdout) : parseNmapPingScan(result.stdout);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new DiscoveryError(
+      subnet.label,
+      tool,
+      `${tool} on ${subnet.label}: ${reason}`,
+      stderrTail(result.stderr),
+    );
+  }
+}
+
+/** What one cycle saw of one MAC, over every subnet. */
+export interface Observation {
+  /** Every IPv4 address the MAC answered for, unique, in numeric order. */
+  readonly ips: readonly string[];
+  /** The first non-empty vendor, in SCAN_SUBNETS order; '' when none. */
+  readonly vendor: string;
+  /** Label of the first subnet (in SCAN_SUBNETS order) that saw the MAC. */
+  readonly subnet: string;
+  /** The tool that saw it first (recorded as a new device's devSourcePlugin). */
+  readonly source: ScanToolName;
+}
+
+function ipv4Number(ip: string): number {
+  return ip.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+}
+
+export interface SubnetResult {
+  readonly subnet: string;
+  readonly tool: ScanToolName;
+  readonly sightings: readonly Sighting[];
+}
+
+/**
+ * Merges every subnet's sightings into one observation per MAC (a MAC seen twice, on one subnet
+ * or on two, is one device). Results must be given in SCAN_SUBNETS order: that order decides the
+ * subnet and vendor recorded, so the outcome is deterministic.
+ */
+export function mergeSightings(results: readonly SubnetResult[]): Map<string, Observation> {
+  const merged = new Map<
+    string,
+    { ips: Set<string>; vendor: string; subnet: string; source: ScanToolName }
+  >();
+  for (const result of results) {
+    for (const sighting of result.sightings) {
+      const entry = merged.get(sighting.mac);
+      if (entry === undefined) {
+        merged.set(sighting.mac, {
+          ips: new Set([sighting.ip]),
+          vendor: sighting.vendor,
+          subnet: result.subnet,
+          source: result.tool,
+        });
+      } else {
+        entry.ips.add(sighting.ip);
+        if (entry.vendor === '') entry.vendor = sighting.vendor;
+      }
+    }
+  }
+  const observations = new Map<string, Observation>();
+  for (const [mac, entry] of merged) {
+    const ips = [...entry.ips].sort((a, b) => ipv4Number(a) - ipv4Number(b));
+    observations.set(mac, { ips, vendor: entry.vendor, subnet: entry.subnet, source: entry.source });
+  }
+  return observations;
+}

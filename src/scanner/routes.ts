@@ -1,0 +1,70 @@
+/**
+ * POST /nettools/scan (run a presence scan cycle now) and GET /nettools/scan (the last cycle).
+ * Thin: the Scanner does the work and throws ApiError for 409/500.
+ */
+import { Type } from '@sinclair/typebox';
+import type { App } from '../http/app.js';
+import { ErrorRef } from '../http/schemas.js';
+import type { Scanner } from './scanner.js';
+
+export const CycleSummarySchema = Type.Object(
+  {
+    startedAt: Type.String({ format: 'date-time', description: 'When the cycle started (ISO 8601, Z).' }),
+    finishedAt: Type.String({ format: 'date-time', description: 'When the cycle finished.' }),
+    durationMs: Type.Integer({ description: 'Wall-clock duration in milliseconds.' }),
+    devicesSeen: Type.Integer({ description: 'Distinct MAC addresses discovered.' }),
+    newDevices: Type.Integer({ description: 'Devices created by the cycle (0 when it failed).' }),
+    errors: Type.Array(Type.String(), {
+      description: 'Why the cycle failed; empty on success. A failed cycle changes nothing.',
+    }),
+  },
+  { $id: 'ScanCycle', additionalProperties: false },
+);
+
+export const ScanStatusSchema = Type.Object(
+  {
+    success: Type.Literal(true),
+    enabled: Type.Boolean({ description: 'False when SCAN_SUBNETS is empty (scanning off).' }),
+    running: Type.Boolean({ description: 'A cycle is running now.' }),
+    lastCycle: Type.Union([Type.Ref('ScanCycle'), Type.Null()], {
+      description: 'The last finished cycle; null before the first.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const protectedErrors = { 403: ErrorRef } as const;
+
+export function registerScanRoutes(app: App, scanner: Scanner): void {
+  app.addSchema(CycleSummarySchema);
+
+  app.get(
+    '/nettools/scan',
+    {
+      schema: {
+        tags: ['scanning'],
+        summary: 'The presence scanner: enabled, running, and the last cycle.',
+        response: { 200: ScanStatusSchema, ...protectedErrors },
+      },
+    },
+    async () => ({ success: true as const, ...scanner.status() }),
+  );
+
+  app.post(
+    '/nettools/scan',
+    {
+      schema: {
+        tags: ['scanning'],
+        summary: 'Run a presence scan cycle now; answers when it has finished.',
+        description:
+          '409 when scanning is not configured (SCAN_SUBNETS empty) or a cycle is already running; ' +
+          '500 when the cycle failed (it changed nothing; details lists the errors).',
+        response: { 200: ScanStatusSchema, 409: ErrorRef, 500: ErrorRef, ...protectedErrors },
+      },
+    },
+    async () => {
+      await scanner.runNow();
+      return { success: true as const, ...scanner.status() };
+    },
+  );
+}

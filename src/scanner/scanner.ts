@@ -1,0 +1,272 @@
+/**
+ * The presence scan loop. Off unless SCAN_SUBNETS is set; then one cycle every SCAN_INTERVAL
+ * seconds (measured between cycle starts). One cycle at a time: a cycle that overruns makes the
+ * next one wait, and `runNow()` while one runs is a 409. A cycle discovers every subnet (one after
+ * the other, to keep the ARP load on the LAN low), merges what it saw, and applies the state
+ * machine's plan in one transaction. If any subnet's discovery fails the whole cycle fails and
+ * changes no presence: applying a partial view would mark every device of the failed subnet as
+ * gone. History retention (HISTORY_DAYS) is pruned once at start and then daily, scanning or not.
+ */
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { ApiError } from '../http/errors.js';
+import {
+  discoverSubnet,
+  DiscoveryError,
+  mergeSightings,
+  type RunTool,
+  type ScanToolName,
+  type SubnetResult,
+} from './discovery.js';
+import { planCycle } from './state-machine.js';
+import { ScanStore, type PruneResult } from './store.js';
+import { parseScanSubnets, type ScanSubnet } from './subnets.js';
+
+export type ScannerConfig = Pick<
+  Config,
+  | 'SCAN_SUBNETS'
+  | 'SCAN_INTERVAL'
+  | 'SCAN_MISSES_BEFORE_ABSENT'
+  | 'SCAN_TOOL'
+  | 'SCAN_TIMEOUT_MS'
+  | 'HISTORY_DAYS'
+>;
+
+export interface ScannerOptions {
+  readonly db: Database;
+  readonly config: ScannerConfig;
+  readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** Runs arp-scan / nmap; in production the shared tool runner. */
+  readonly runTool: RunTool;
+  /** Clock for stored times and the summary (tests control it). Default: the system clock. */
+  readonly now?: () => Date;
+  /** Overrides SCAN_INTERVAL (tests use milliseconds). */
+  readonly intervalMs?: number;
+}
+
+export interface CycleSummary {
+  /** ISO 8601 with Z. */
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly durationMs: number;
+  /** Distinct MACs discovered (over every subnet that answered). */
+  readonly devicesSeen: number;
+  /** Devices created by this cycle (0 when it failed). */
+  readonly newDevices: number;
+  /** Why the cycle failed; empty when it succeeded. A failed cycle changed nothing. */
+  readonly errors: string[];
+}
+
+export interface ScanStatus {
+  /** False when SCAN_SUBNETS is empty. */
+  readonly enabled: boolean;
+  /** A cycle is running now. */
+  readonly running: boolean;
+  /** The last finished cycle; null before the first one. */
+  readonly lastCycle: CycleSummary | null;
+}
+
+const dayMs = 86_400_000;
+
+export class Scanner {
+  readonly subnets: readonly ScanSubnet[];
+  private readonly store: ScanStore;
+  private readonly now: () => Date;
+  private readonly intervalMs: number;
+  /** arp-scan until it turns out not to be installed (SCAN_TOOL=auto), then nmap. */
+  private tool: ScanToolName;
+  private current: Promise<CycleSummary> | undefined;
+  private abort: AbortController | undefined;
+  private lastCycle: CycleSummary | null = null;
+  private loopTimer: NodeJS.Timeout | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  private pruning: Promise<unknown> | undefined;
+  private stopped = false;
+
+  /** Throws ConfigError when SCAN_SUBNETS is malformed. */
+  constructor(private readonly options: ScannerOptions) {
+    this.subnets = parseScanSubnets(options.config.SCAN_SUBNETS);
+    this.store = new ScanStore(options.db);
+    this.now = options.now ?? (() => new Date());
+    this.intervalMs = options.intervalMs ?? options.config.SCAN_INTERVAL * 1000;
+    this.tool = options.config.SCAN_TOOL === 'nmap' ? 'nmap' : 'arp-scan';
+  }
+
+  get enabled(): boolean {
+    return this.subnets.length > 0;
+  }
+
+  /** Starts the loop (first cycle at once) and daily retention pruning. */
+  start(): void {
+    if (this.stopped) return;
+    this.pruneTimer = setInterval(() => void this.pruneNow().catch(() => undefined), dayMs);
+    this.pruneTimer.unref();
+    setImmediate(() => void this.pruneNow().catch(() => undefined));
+    if (this.enabled) this.scheduleLoop(0);
+  }
+
+  status(): ScanStatus {
+    return { enabled: this.enabled, running: this.current !== undefined, lastCycle: this.lastCycle };
+  }
+
+  /**
+   * Runs a cycle now and resolves with its summary. ApiError 409 when scanning is not configured
+   * or a cycle is already running; 500 when the cycle failed (nothing was changed).
+   */
+  async runNow(): Promise<CycleSummary> {
+    if (!this.enabled)
+      throw ApiError.conflict('Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).');
+    const summary = await this.startCycle();
+    if (summary.errors.length > 0) {
+      throw new ApiError(
+        500,
+        'Scan Failed',
+        `The scan cycle failed and changed nothing: ${summary.errors[0] ?? ''}`,
+        summary.errors.join('\n'),
+      );
+    }
+    return summary;
+  }
+
+  /** Deletes history older than HISTORY_DAYS. Never runs twice at once. */
+  async pruneNow(): Promise<PruneResult> {
+    if (this.stopped) return { events: 0, sessions: 0 };
+    const previous = this.pruning;
+    if (previous) await previous.catch(() => undefined);
+    const run = this.store.pruneHistory(this.options.config.HISTORY_DAYS, this.now());
+    this.pruning = run;
+    try {
+      const result = await run;
+      if (result.events + result.sessions > 0)
+        this.options.logger.info({ event: 'history-pruned', ...result }, 'old events and sessions pruned');
+      return result;
+    } catch (err) {
+      this.options.logger.error({ err }, 'history pruning failed');
+      throw err;
+    } finally {
+      if (this.pruning === run) this.pruning = undefined;
+    }
+  }
+
+  /** Graceful shutdown: no new cycles, the running discovery aborted, waits for it to settle. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.loopTimer);
+    clearInterval(this.pruneTimer);
+    this.abort?.abort();
+    await Promise.allSettled([this.current, this.pruning]);
+  }
+
+  private startCycle(): Promise<CycleSummary> {
+    if (this.current)
+      throw ApiError.conflict('A scan cycle is already running; try again when it has finished.');
+    if (this.stopped) throw new ApiError(503, 'Unavailable', 'The scanner is shutting down.');
+    const run = this.cycle().finally(() => {
+      this.current = undefined;
+    });
+    this.current = run;
+    return run;
+  }
+
+  private scheduleLoop(delayMs: number): void {
+    this.loopTimer = setTimeout(() => void this.tick(), delayMs);
+    this.loopTimer.unref();
+  }
+
+  /** One turn of the loop: run a cycle (or wait for a manual one), then schedule the next start. */
+  private async tick(): Promise<void> {
+    const started = performance.now();
+    if (this.current) await this.current.catch(() => undefined);
+    else await this.startCycle().catch(() => undefined);
+    if (this.stopped) return;
+    // Interval between starts; an overrun starts the next cycle right after, never alongside.
+    this.scheduleLoop(Math.max(0, started + this.intervalMs - performance.now()));
+  }
+
+  private async cycle(): Promise<CycleSummary> {
+    const startedAt = this.now();
+    const clock = performance.now();
+    const controller = new AbortController();
+    this.abort = controller;
+    const errors: string[] = [];
+    const results: SubnetResult[] = [];
+    for (const subnet of this.subnets) {
+      if (controller.signal.aborted) {
+        errors.push('the cycle was aborted (shutdown)');
+        break;
+      }
+      try {
+        results.push(await this.discover(subnet, controller.signal));
+      } catch (err) {
+        errors.push(err instanceof Error ? err.message : String(err));
+      }
+    }
+    const observations = mergeSightings(results);
+    let newDevices = 0;
+    if (errors.length === 0) {
+      try {
+        // Load, plan and apply run synchronously, so no API write can slip in between them.
+        const plan = planCycle({
+          known: this.store.loadState(),
+          observations,
+          missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
+          now: this.now(),
+        });
+        this.store.apply(plan);
+        newDevices = plan.counts.newDevices;
+        this.options.logger.info({ event: 'scan-cycle', ...plan.counts }, 'scan cycle applied');
+      } catch (err) {
+        errors.push(`applying the cycle failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    if (this.abort === controller) this.abort = undefined;
+    const finishedAt = this.now();
+    const summary: CycleSummary = {
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      durationMs: Math.round(performance.now() - clock),
+      devicesSeen: observations.size,
+      newDevices,
+      errors,
+    };
+    this.lastCycle = summary;
+    if (errors.length > 0)
+      this.options.logger.error(
+        { event: 'scan-cycle-failed', errors },
+        'scan cycle failed; presence unchanged',
+      );
+    return summary;
+  }
+
+  private async discover(subnet: ScanSubnet, signal: AbortSignal): Promise<SubnetResult> {
+    const run = (tool: ScanToolName): Promise<SubnetResult> =>
+      discoverSubnet(subnet, {
+        runTool: this.options.runTool,
+        tool,
+        timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
+        signal,
+      }).then((sightings) => ({ subnet: subnet.label, tool, sightings }));
+    try {
+      return await run(this.tool);
+    } catch (err) {
+      if (this.options.config.SCAN_TOOL === 'auto' && this.tool === 'arp-scan' && isNotInstalled(err)) {
+        this.options.logger.warn(
+          { event: 'scan-tool-fallback' },
+          'arp-scan is not installed; using nmap -sn',
+        );
+        this.tool = 'nmap';
+        return run('nmap');
+      }
+      throw err;
+    }
+  }
+}
+
+/** The runner reports a missing tool as an error with statusCode 503. */
+function isNotInstalled(err: unknown): boolean {
+  const cause = err instanceof DiscoveryError ? err.cause : err;
+  return (
+    typeof cause === 'object' && cause !== null && (cause as { statusCode?: unknown }).statusCode === 503
+  );
+}

@@ -1,0 +1,238 @@
+/**
+ * The presence state machine, as pure logic: previous state + one cycle's observations + the
+ * grace setting + the time -> a plan of row changes. No I/O, so every transition is tested as a
+ * table; `store.ts` applies a plan in one transaction.
+ *
+ * Decisions (also in docs/api/scanning.md):
+ * - Grace: a present device that is missed only counts as gone on its N-th consecutive miss
+ *   (N = SCAN_MISSES_BEFORE_ABSENT); being seen again resets the count. While it is within grace
+ *   it stays present and its session stays open. Misses are not counted for absent devices.
+ * - IP Changed keeps the open session (as NetAlertX does): the device never left. The session
+ *   keeps the IP it connected with; the event records the previous IP in eve_AdditionalInfo.
+ * - A MAC answering for several addresses (one subnet or two) is one observation. Its IP is the
+ *   device's current devLastIP when that is among them (no IP Changed flapping), else the
+ *   numerically lowest address.
+ * - devScan = 0: the device is left alone entirely (no fields, no events, no miss counting).
+ * - Archived devices (devIsArchived = 1) record no events and open no sessions, but their presence
+ *   fields (devPresentLastScan, devLastConnection, devLastIP, the miss count) keep following the
+ *   network so that status is right if they are unarchived. An archived device that goes absent
+ *   has any open session it had from before archiving closed (without an event), so presence
+ *   hours stop counting.
+ * - The vendor of a known device is filled in only when its devVendor is empty (an operator's
+ *   correction is never overwritten).
+ */
+import { defaultDeviceJson, type DeviceJson } from '../devices/catalogue.js';
+import { dbTime } from '../time.js';
+import type { Observation } from './discovery.js';
+
+export type EventType =
+  'New Device' | 'Connected' | 'Disconnected' | 'Device Down' | 'Down Reconnected' | 'IP Changed';
+
+/** Why the device is absent, remembered until it comes back (decides Connected vs Down Reconnected). */
+export type AbsenceEvent = 'Disconnected' | 'Device Down';
+
+/** What the state machine needs to know of a device already in the Devices table. */
+export interface KnownDevice {
+  readonly mac: string;
+  readonly presentLastScan: boolean;
+  readonly alertDown: boolean;
+  readonly alertEvents: boolean;
+  readonly scan: boolean;
+  readonly archived: boolean;
+  readonly lastIP: string;
+  readonly vendor: string;
+  /** Consecutive cycles missed while present (ScanState). */
+  readonly misses: number;
+  /** How the last absence was recorded; null when present or never absent (ScanState). */
+  readonly lastAbsence: AbsenceEvent | null;
+}
+
+export interface PlannedEvent {
+  readonly mac: string;
+  readonly ip: string;
+  readonly type: EventType;
+  /** Storage time text. */
+  readonly dateTime: string;
+  readonly additionalInfo: string;
+  readonly pendingAlert: 0 | 1;
+}
+
+export interface PlannedSessionOpen {
+  readonly mac: string;
+  readonly ip: string;
+  readonly eventType: 'New Device' | 'Connected' | 'Down Reconnected';
+  readonly dateTime: string;
+}
+
+export interface PlannedSessionClose {
+  readonly mac: string;
+  /** '' when an archived device's session is closed without an event. */
+  readonly eventType: 'Disconnected' | 'Device Down' | '';
+  readonly dateTime: string;
+}
+
+/** Changes to an existing Devices row: only the presence fields the scanner owns. */
+export interface PresenceUpdate {
+  readonly mac: string;
+  readonly presentLastScan: 0 | 1;
+  readonly lastIP: string;
+  /** Storage time; null leaves devLastConnection as it is. */
+  readonly lastConnection: string | null;
+  /** Non-null: set devVendor (only planned when it was empty). */
+  readonly vendor: string | null;
+}
+
+export interface ScanStateRow {
+  readonly mac: string;
+  readonly misses: number;
+  readonly lastAbsence: AbsenceEvent | null;
+}
+
+export interface ScanPlan {
+  /** Full device objects (JSON form, catalogue defaults + scan values), devGUID still empty. */
+  readonly newDevices: DeviceJson[];
+  readonly updates: PresenceUpdate[];
+  readonly events: PlannedEvent[];
+  readonly openSessions: PlannedSessionOpen[];
+  readonly closeSessions: PlannedSessionClose[];
+  /** ScanState rows that change (written as upserts). */
+  readonly scanState: ScanStateRow[];
+  readonly counts: {
+    readonly seen: number;
+    readonly newDevices: number;
+    readonly connected: number;
+    readonly disconnected: number;
+    readonly ipChanged: number;
+  };
+}
+
+export interface PlanInput {
+  readonly known: ReadonlyMap<string, KnownDevice>;
+  readonly observations: ReadonlyMap<string, Observation>;
+  /** SCAN_MISSES_BEFORE_ABSENT (>= 1). */
+  readonly missesBeforeAbsent: number;
+  readonly now: Date;
+}
+
+/** The IP recorded for an observation (see the decision above). */
+export function chooseIp(observation: Observation, currentIp: string): string {
+  if (currentIp !== '' && observation.ips.includes(currentIp)) return currentIp;
+  return observation.ips[0] ?? '';
+}
+
+export function planCycle(input: PlanInput): ScanPlan {
+  const now = dbTime(input.now);
+  const nowIso = input.now.toISOString().slice(0, 19) + 'Z';
+  const grace = Math.max(1, input.missesBeforeAbsent);
+  const plan = {
+    newDevices: [] as DeviceJson[],
+    updates: [] as PresenceUpdate[],
+    events: [] as PlannedEvent[],
+    openSessions: [] as PlannedSessionOpen[],
+    closeSessions: [] as PlannedSessionClose[],
+    scanState: [] as ScanStateRow[],
+  };
+  const counts = {
+    seen: input.observations.size,
+    newDevices: 0,
+    connected: 0,
+    disconnected: 0,
+    ipChanged: 0,
+  };
+
+  // Observed MACs: new devices, or known ones seen.
+  for (const [mac, observation] of input.observations) {
+    const device = input.known.get(mac);
+    if (device === undefined) {
+      const ip = chooseIp(observation, '');
+      plan.newDevices.push({
+        ...defaultDeviceJson(),
+        devMac: mac,
+        devVendor: observation.vendor,
+        devLastIP: ip,
+        devFirstConnection: nowIso,
+        devLastConnection: nowIso,
+        devPresentLastScan: 1,
+        devIsNew: 1,
+        devSourcePlugin: observation.source,
+      });
+      plan.events.push({ mac, ip, type: 'New Device', dateTime: now, additionalInfo: '', pendingAlert: 1 });
+      plan.openSessions.push({ mac, ip, eventType: 'New Device', dateTime: now });
+      plan.scanState.push({ mac, misses: 0, lastAbsence: null });
+      counts.newDevices++;
+      continue;
+    }
+    if (!device.scan) continue;
+    const ip = chooseIp(observation, device.lastIP);
+    const record = !device.archived;
+    if (!device.presentLastScan) {
+      const type = device.lastAbsence === 'Device Down' ? 'Down Reconnected' : 'Connected';
+      if (record) {
+        plan.events.push({
+          mac,
+          ip,
+          type,
+          dateTime: now,
+          additionalInfo: '',
+          pendingAlert: type === 'Down Reconnected' || device.alertEvents ? 1 : 0,
+        });
+        plan.openSessions.push({ mac, ip, eventType: type, dateTime: now });
+        counts.connected++;
+      }
+    } else if (device.lastIP !== ip && record) {
+      plan.events.push({
+        mac,
+        ip,
+        type: 'IP Changed',
+        dateTime: now,
+        additionalInfo: `Previous IP: ${device.lastIP}`,
+        pendingAlert: device.alertEvents ? 1 : 0,
+      });
+      counts.ipChanged++;
+    }
+    plan.updates.push({
+      mac,
+      presentLastScan: 1,
+      lastIP: ip,
+      lastConnection: now,
+      vendor: device.vendor === '' && observation.vendor !== '' ? observation.vendor : null,
+    });
+    if (device.misses !== 0 || device.lastAbsence !== null)
+      plan.scanState.push({ mac, misses: 0, lastAbsence: null });
+  }
+
+  // Known, watched, present devices that were not seen: count the miss, and after N misses, gone.
+  for (const device of input.known.values()) {
+    if (!device.scan || !device.presentLastScan || input.observations.has(device.mac)) continue;
+    const misses = device.misses + 1;
+    if (misses < grace) {
+      plan.scanState.push({ mac: device.mac, misses, lastAbsence: null });
+      continue;
+    }
+    const type: AbsenceEvent = device.alertDown ? 'Device Down' : 'Disconnected';
+    plan.updates.push({
+      mac: device.mac,
+      presentLastScan: 0,
+      lastIP: device.lastIP,
+      lastConnection: null,
+      vendor: null,
+    });
+    if (device.archived) {
+      plan.closeSessions.push({ mac: device.mac, eventType: '', dateTime: now });
+      plan.scanState.push({ mac: device.mac, misses, lastAbsence: null });
+      continue;
+    }
+    plan.events.push({
+      mac: device.mac,
+      ip: device.lastIP,
+      type,
+      dateTime: now,
+      additionalInfo: '',
+      pendingAlert: type === 'Device Down' || device.alertEvents ? 1 : 0,
+    });
+    plan.closeSessions.push({ mac: device.mac, eventType: type, dateTime: now });
+    plan.scanState.push({ mac: device.mac, misses, lastAbsence: type });
+    counts.disconnected++;
+  }
+  return { ...plan, counts };
+}

@@ -1,0 +1,60 @@
+/**
+ * SCAN_SUBNETS: the comma-separated `cidr@interface` list that turns presence scanning on. Each
+ * entry becomes one discovery command per cycle, so both halves end up on a command line: the
+ * range goes through the shared validator, the interface name through a strict allow-list.
+ */
+import { ConfigError } from '../config.js';
+import { parseScanTarget } from '../validation.js';
+
+export interface ScanSubnet {
+  /** IPv4 range `address/prefix`, as validated (host bits are allowed: the tools accept them). */
+  readonly cidr: string;
+  /** Network interface the discovery is sent from. */
+  readonly iface: string;
+  /** Number of addresses the range covers. */
+  readonly size: number;
+  /** `cidr@iface`: how the entry is named in logs, errors and the cycle summary. */
+  readonly label: string;
+}
+
+/**
+ * Linux interface names: at most 15 characters (IFNAMSIZ - 1). Only the characters real names use,
+ * and never a leading `-`, so the name cannot be read as an option by arp-scan or nmap.
+ */
+const interfaceName = /^[A-Za-z0-9_.:-]{1,15}$/;
+
+/**
+ * The largest range one entry may cover (a /16). arp-scan sends one request per address, so a
+ * larger range would make every cycle take minutes and flood the LAN.
+ */
+export const maxSubnetSize = 65_536;
+
+/** Parses SCAN_SUBNETS. Empty or blank text: no subnets (scanning off). Throws ConfigError. */
+export function parseScanSubnets(raw: string): ScanSubnet[] {
+  if (raw.trim() === '') return [];
+  const seen = new Set<string>();
+  return raw.split(',').map((entryText, index) => {
+    const entry = entryText.trim();
+    const where = `SCAN_SUBNETS entry ${index + 1} ('${entry}')`;
+    if (entry === '') throw new ConfigError(`SCAN_SUBNETS entry ${index + 1} is empty`);
+    const parts = entry.split('@');
+    if (parts.length !== 2)
+      throw new ConfigError(`${where} must be cidr@interface, e.g. 192.168.1.0/24@eth0`);
+    const [range = '', iface = ''] = parts;
+    if (!range.includes('/'))
+      throw new ConfigError(`${where}: '${range}' must be an IPv4 range with a prefix, e.g. 192.168.1.0/24`);
+    const target = parseScanTarget(range);
+    if (target?.version !== 4)
+      throw new ConfigError(`${where}: '${range}' is not an IPv4 CIDR range such as 192.168.1.0/24`);
+    if (target.size > maxSubnetSize)
+      throw new ConfigError(`${where}: '${range}' covers ${target.size} addresses; at most a /16 is allowed`);
+    if (!interfaceName.test(iface) || iface.startsWith('-'))
+      throw new ConfigError(
+        `${where}: '${iface}' is not an interface name (1-15 of A-Z a-z 0-9 _ . : -, not starting with -)`,
+      );
+    const label = `${target.target}@${iface}`;
+    if (seen.has(label)) throw new ConfigError(`${where} is listed twice`);
+    seen.add(label);
+    return { cidr: target.target, iface, size: target.size, label };
+  });
+}

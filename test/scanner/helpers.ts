@@ -1,0 +1,48 @@
+/** Shared bits of the scanner tests: temp databases, table dumps, replayed discovery output. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import { openDatabase } from '../../src/db/connection.js';
+
+export interface TempDb {
+  readonly dir: string;
+  readonly file: string;
+  db: Database;
+  reopen(): void;
+  remove(): void;
+}
+
+export function tempDb(): TempDb {
+  const dir = mkdtempSync(join(tmpdir(), 'netkeep-scan-'));
+  const file = join(dir, 'netkeep.db');
+  const handle: TempDb = {
+    dir,
+    file,
+    db: openDatabase(file),
+    reopen() {
+      handle.db.close();
+      handle.db = openDatabase(file);
+    },
+    remove() {
+      if (handle.db.open) handle.db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return handle;
+}
+
+/** Every row of every table the scanner writes, in a stable order. */
+export function dumpTables(db: Database): Record<string, unknown[]> {
+  return {
+    Devices: db.prepare('SELECT * FROM Devices ORDER BY devMac').all(),
+    Events: db.prepare('SELECT rowid, * FROM Events ORDER BY rowid').all(),
+    Sessions: db.prepare('SELECT rowid, * FROM Sessions ORDER BY rowid').all(),
+    ScanState: db.prepare('SELECT * FROM ScanState ORDER BY mac').all(),
+  };
+}
+
+/** Output captured from the real tools (see test/fixtures/scanner/README.md). */
+export function fixture(name: string): string {
+  return readFileSync(new URL(`../../../test/fixtures/scanner/${name}`, import.meta.url), 'utf8');
+}

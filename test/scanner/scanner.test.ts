@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { ApiError } from '../../src/http/errors.js';
+import type { RunTool, ToolResult } from '../../src/scanner/discovery.js';
+import { Scanner, type ScannerOptions } from '../../src/scanner/scanner.js';
+import { dumpTables, fixture, tempDb } from './helpers.js';
+
+const logger = pino({ level: 'silent' });
+const arpOk: ToolResult = { stdout: fixture('arp-scan.txt'), stderr: '', exitCode: 0 };
+const arpNoDevice: ToolResult = {
+  stdout: fixture('arp-scan-nodev.stdout'),
+  stderr: fixture('arp-scan-nodev.stderr'),
+  exitCode: 1,
+};
+
+function config(subnets: string, extra: Record<string, string> = {}): ScannerOptions['config'] {
+  return loadConfig({ SCAN_SUBNETS: subnets, ...extra }, '/nonexistent');
+}
+
+function clock(start = '2025-03-01T12:00:00Z'): { now: () => Date; advance: (ms: number) => void } {
+  let time = new Date(start).getTime();
+  return {
+    now: () => new Date(time),
+    advance: (ms) => {
+      time += ms;
+    },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+describe('Scanner cycles', () => {
+  test('a cycle whose discovery fails on one subnet changes nothing (full table dumps equal)', async () => {
+    const handle = tempDb();
+    try {
+      const c = clock();
+      let failSecond = false;
+      const runTool: RunTool = async (_tool, args) =>
+        failSecond && args.includes('--interface=nosuch0') ? arpNoDevice : arpOk;
+      const scanner = new Scanner({
+        db: handle.db,
+        config: config('10.231.77.0/24@br0,10.231.78.0/24@nosuch0'),
+        logger,
+        runTool,
+        now: c.now,
+      });
+      const first = await scanner.runNow();
+      assert.equal(first.newDevices, 4);
+      assert.deepEqual(first.errors, []);
+      const before = dumpTables(handle.db);
+      c.advance(300_000);
+      failSecond = true;
+      await assert.rejects(scanner.runNow(), (err) => {
+        assert.ok(err instanceof ApiError);
+        assert.equal(err.statusCode, 500);
+        assert.match(
+          err.message,
+          /changed nothing: arp-scan on 10.231.78.0\/24@nosuch0 failed with exit code 1/,
+        );
+        return true;
+      });
+      assert.deepEqual(dumpTables(handle.db), before);
+      const status = scanner.status();
+      assert.equal(status.running, false);
+      const last = status.lastCycle;
+      assert.ok(last);
+      assert.equal(last.newDevices, 0);
+      assert.equal(last.errors.length, 1);
+      assert.equal(last.startedAt, '2025-03-01T12:05:00.000Z');
+      await scanner.stop();
+    } finally {
+      handle.remove();
+    }
+  });
+
+  test('scanning not configured: runNow is a 409 and status says disabled', async () => {
+    const handle = tempDb();
+    try {
+      const scanner = new Scanner({ db: handle.db, config: config(''), logger, runTool: async () => arpOk });
+      await assert.rejects(scanner.runNow(), (err) => err instanceof ApiError && err.statusCode === 409);
+      assert.deepEqual(scanner.status(), { enabled: false, running: false, lastCycle: null });
+    } finally {
+      handle.remove();
+    }
+  });
+
+  test('SCAN_TOOL=auto falls back to nmap when the runner says arp-scan is not installed', async () => {
+    const handle = tempDb();
+    try {
+      const tools: string[] = [];
+      const runTool: RunTool = async (tool) => {
+        tools.push(tool);
+        if (tool === 'arp-scan')
+          throw Object.assign(new Error('arp-scan is not installed'), { statusCode: 503 });
+        return { stdout: fixture('nmap-sn.xml'), stderr: '', exitCode: 0 };
+      };
+      const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
+      assert.equal((await scanner.runNow()).devicesSeen, 4);
+      await scanner.runNow();
+      assert.deepEqual(tools, ['arp-scan', 'nmap', 'nmap']);
+      assert.equal(
+        handle.db
+          .prepare("SELECT devSourcePlugin FROM Devices WHERE devMac = 'b8:27:eb:12:34:56'")
+          .pluck()
+          .get(),
+        'nmap',
+      );
+    } finally {
+      handle.remove();
+    }
+  });
+});
+
+describe('Scanner loop', () => {
+  test('cycles never overlap when they overrun the interval; runNow during a cycle is a 409', async () => {
+    const handle = tempDb();
+    try {
+      let running = 0;
+      let maxRunning = 0;
+      let calls = 0;
+      const runTool: RunTool = async () => {
+        running++;
+        calls++;
+        maxRunning = Math.max(maxRunning, running);
+        await sleep(60); // overruns the 5 ms interval
+        running--;
+        return arpOk;
+      };
+      const scanner = new Scanner({
+        db: handle.db,
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool,
+        intervalMs: 5,
+      });
+      scanner.start();
+      while (calls === 0) await sleep(5);
+      assert.equal(scanner.status().running, true);
+      await assert.rejects(scanner.runNow(), (err) => err instanceof ApiError && err.statusCode === 409);
+      while (calls < 4) await sleep(10);
+      await scanner.stop();
+      assert.equal(maxRunning, 1);
+      const cycles = handle.db
+        .prepare("SELECT count(*) FROM Events WHERE eve_EventType = 'New Device'")
+        .pluck()
+        .get();
+      assert.equal(cycles, 4, 'devices were created once, by the first cycle');
+    } finally {
+      handle.remove();
+    }
+  });
+
+  test('stop() aborts a running discovery through its AbortSignal; the cycle changes nothing', async () => {
+    const handle = tempDb();
+    try {
+      const flag = { started: false };
+      const runTool: RunTool = (_tool, _args, options) =>
+        new Promise((_resolve, reject) => {
+          flag.started = true;
+          options.signal?.addEventListener('abort', () => {
+            reject(new Error('aborted'));
+          });
+        });
+      const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
+      scanner.start();
+      while (!flag.started) await sleep(5);
+      const before = dumpTables(handle.db);
+      await scanner.stop();
+      assert.deepEqual(dumpTables(handle.db), before);
+      assert.match(scanner.status().lastCycle?.errors[0] ?? '', /could not run: aborted/);
+      assert.equal(scanner.status().running, false);
+    } finally {
+      handle.remove();
+    }
+  });
+});

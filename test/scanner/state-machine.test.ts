@@ -1,0 +1,304 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { defaultDeviceJson } from '../../src/devices/catalogue.js';
+import type { Observation } from '../../src/scanner/discovery.js';
+import { chooseIp, planCycle, type KnownDevice, type ScanPlan } from '../../src/scanner/state-machine.js';
+
+const mac = 'aa:bb:cc:00:00:01';
+const now = new Date('2025-03-01T12:00:00.000Z');
+const t = '2025-03-01 12:00:00';
+
+function device(overrides: Partial<KnownDevice> = {}): KnownDevice {
+  return {
+    mac,
+    presentLastScan: true,
+    alertDown: false,
+    alertEvents: true,
+    scan: true,
+    archived: false,
+    lastIP: '10.0.0.5',
+    vendor: 'Acme',
+    misses: 0,
+    lastAbsence: null,
+    ...overrides,
+  };
+}
+
+function seen(ips: string[], vendor = 'Acme'): Observation {
+  return { ips, vendor, subnet: '10.0.0.0/24@eth0', source: 'arp-scan' };
+}
+
+/** The plan reduced to what a row of the table states. */
+function summary(plan: ScanPlan): unknown {
+  return {
+    events: plan.events.map((e) => [e.type, e.ip, e.additionalInfo, e.pendingAlert]),
+    open: plan.openSessions.map((o) => [o.eventType, o.ip]),
+    close: plan.closeSessions.map((c) => c.eventType),
+    update: plan.updates.map((u) => [u.presentLastScan, u.lastIP, u.lastConnection, u.vendor]),
+    state: plan.scanState.map((s) => [s.misses, s.lastAbsence]),
+  };
+}
+
+interface Row {
+  readonly name: string;
+  readonly known?: KnownDevice;
+  readonly observation?: Observation;
+  readonly grace?: number;
+  readonly expect: {
+    events?: unknown[];
+    open?: unknown[];
+    close?: unknown[];
+    update?: unknown[];
+    state?: unknown[];
+  };
+}
+
+const table: Row[] = [
+  {
+    name: 'present and seen at the same IP: last connection refreshed, nothing else',
+    known: device(),
+    observation: seen(['10.0.0.5']),
+    expect: { update: [[1, '10.0.0.5', t, null]] },
+  },
+  {
+    name: 'absent (Disconnected) and seen: Connected + new open session',
+    known: device({ presentLastScan: false, lastAbsence: 'Disconnected', misses: 1 }),
+    observation: seen(['10.0.0.5']),
+    expect: {
+      events: [['Connected', '10.0.0.5', '', 1]],
+      open: [['Connected', '10.0.0.5']],
+      update: [[1, '10.0.0.5', t, null]],
+      state: [[0, null]],
+    },
+  },
+  {
+    name: 'absent after a Device Down and seen: Down Reconnected',
+    known: device({ presentLastScan: false, alertDown: true, lastAbsence: 'Device Down', misses: 1 }),
+    observation: seen(['10.0.0.5']),
+    expect: {
+      events: [['Down Reconnected', '10.0.0.5', '', 1]],
+      open: [['Down Reconnected', '10.0.0.5']],
+      update: [[1, '10.0.0.5', t, null]],
+      state: [[0, null]],
+    },
+  },
+  {
+    name: 'absent, never recorded why (e.g. created by the API) and seen: Connected',
+    known: device({ presentLastScan: false, alertEvents: false }),
+    observation: seen(['10.0.0.5']),
+    expect: {
+      events: [['Connected', '10.0.0.5', '', 0]],
+      open: [['Connected', '10.0.0.5']],
+      update: [[1, '10.0.0.5', t, null]],
+    },
+  },
+  {
+    name: 'present and missed (grace 1): Disconnected, session closed',
+    known: device(),
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected']],
+    },
+  },
+  {
+    name: 'present, devAlertDown set, missed: Device Down (always alerts)',
+    known: device({ alertDown: true, alertEvents: false }),
+    expect: {
+      events: [['Device Down', '10.0.0.5', '', 1]],
+      close: ['Device Down'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Device Down']],
+    },
+  },
+  {
+    name: 'grace 3, first miss: still present, miss counted',
+    known: device(),
+    grace: 3,
+    expect: { state: [[1, null]] },
+  },
+  {
+    name: 'grace 3, second miss: still present',
+    known: device({ misses: 1 }),
+    grace: 3,
+    expect: { state: [[2, null]] },
+  },
+  {
+    name: 'grace 3, third miss: gone',
+    known: device({ misses: 2 }),
+    grace: 3,
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[3, 'Disconnected']],
+    },
+  },
+  {
+    name: 'grace 3, seen again after two misses: misses reset, no event, session kept',
+    known: device({ misses: 2 }),
+    grace: 3,
+    observation: seen(['10.0.0.5']),
+    expect: { update: [[1, '10.0.0.5', t, null]], state: [[0, null]] },
+  },
+  {
+    name: 'already absent and missed again: nothing at all (misses are not counted while absent)',
+    known: device({ presentLastScan: false, lastAbsence: 'Disconnected', misses: 1 }),
+    expect: {},
+  },
+  {
+    name: 'present at a new IP: IP Changed with the previous IP, session continues',
+    known: device(),
+    observation: seen(['10.0.0.9']),
+    expect: {
+      events: [['IP Changed', '10.0.0.9', 'Previous IP: 10.0.0.5', 1]],
+      update: [[1, '10.0.0.9', t, null]],
+    },
+  },
+  {
+    name: 'absent and back at a new IP: Connected at the new IP (no separate IP Changed)',
+    known: device({ presentLastScan: false, lastAbsence: 'Disconnected' }),
+    observation: seen(['10.0.0.9']),
+    expect: {
+      events: [['Connected', '10.0.0.9', '', 1]],
+      open: [['Connected', '10.0.0.9']],
+      update: [[1, '10.0.0.9', t, null]],
+      state: [[0, null]],
+    },
+  },
+  {
+    name: 'MAC answering for several IPs including its current one: keeps the current IP',
+    known: device({ lastIP: '10.0.0.50' }),
+    observation: seen(['10.0.0.13', '10.0.0.50']),
+    expect: { update: [[1, '10.0.0.50', t, null]] },
+  },
+  {
+    name: 'MAC answering for several IPs, none current: the lowest, as IP Changed',
+    known: device({ lastIP: '10.0.0.99' }),
+    observation: seen(['10.0.0.13', '10.0.0.50']),
+    expect: {
+      events: [['IP Changed', '10.0.0.13', 'Previous IP: 10.0.0.99', 1]],
+      update: [[1, '10.0.0.13', t, null]],
+    },
+  },
+  {
+    name: 'empty vendor is filled from the scan; a set vendor is never overwritten',
+    known: device({ vendor: '' }),
+    observation: seen(['10.0.0.5'], 'Raspberry Pi Foundation'),
+    expect: { update: [[1, '10.0.0.5', t, 'Raspberry Pi Foundation']] },
+  },
+  {
+    name: 'devScan = 0 and seen: left alone entirely',
+    known: device({ scan: false, presentLastScan: false }),
+    observation: seen(['10.0.0.9']),
+    expect: {},
+  },
+  {
+    name: 'devScan = 0 and missed while marked present: left alone entirely',
+    known: device({ scan: false }),
+    expect: {},
+  },
+  {
+    name: 'archived, absent and seen: presence fields follow, no event, no session',
+    known: device({ archived: true, presentLastScan: false }),
+    observation: seen(['10.0.0.5']),
+    expect: { update: [[1, '10.0.0.5', t, null]] },
+  },
+  {
+    name: 'archived, present at a new IP: IP updated without an event',
+    known: device({ archived: true }),
+    observation: seen(['10.0.0.9']),
+    expect: { update: [[1, '10.0.0.9', t, null]] },
+  },
+  {
+    name: 'archived, present and missed: absent, old session closed without an event',
+    known: device({ archived: true, alertDown: true }),
+    expect: { close: [''], update: [[0, '10.0.0.5', null, null]], state: [[1, null]] },
+  },
+];
+
+describe('presence state machine: one device, every transition', () => {
+  for (const row of table) {
+    test(row.name, () => {
+      const plan = planCycle({
+        known: new Map(row.known ? [[mac, row.known]] : []),
+        observations: new Map(row.observation ? [[mac, row.observation]] : []),
+        missesBeforeAbsent: row.grace ?? 1,
+        now,
+      });
+      assert.deepEqual(plan.newDevices, []);
+      assert.deepEqual(summary(plan), {
+        events: row.expect.events ?? [],
+        open: row.expect.open ?? [],
+        close: row.expect.close ?? [],
+        update: row.expect.update ?? [],
+        state: row.expect.state ?? [],
+      });
+    });
+  }
+});
+
+describe('presence state machine: new devices and whole cycles', () => {
+  test('an unknown MAC becomes a new device: catalogue defaults, New Device event, session opened at it', () => {
+    const plan = planCycle({
+      known: new Map(),
+      observations: new Map([[mac, seen(['10.0.0.7', '10.0.0.20'], 'VMware, Inc.')]]),
+      missesBeforeAbsent: 1,
+      now,
+    });
+    assert.deepEqual(plan.newDevices, [
+      {
+        ...defaultDeviceJson(),
+        devMac: mac,
+        devVendor: 'VMware, Inc.',
+        devLastIP: '10.0.0.7',
+        devFirstConnection: '2025-03-01T12:00:00Z',
+        devLastConnection: '2025-03-01T12:00:00Z',
+        devPresentLastScan: 1,
+        devIsNew: 1,
+        devSourcePlugin: 'arp-scan',
+      },
+    ]);
+    assert.deepEqual(summary(plan), {
+      events: [['New Device', '10.0.0.7', '', 1]],
+      open: [['New Device', '10.0.0.7']],
+      close: [],
+      update: [],
+      state: [[0, null]],
+    });
+    assert.equal(plan.events[0]?.dateTime, plan.openSessions[0]?.dateTime);
+    assert.equal(plan.counts.newDevices, 1);
+  });
+
+  test('a mixed cycle: counts and one entry per device', () => {
+    const known = new Map<string, KnownDevice>([
+      ['00:00:00:00:00:01', device({ mac: '00:00:00:00:00:01' })],
+      ['00:00:00:00:00:02', device({ mac: '00:00:00:00:00:02', presentLastScan: false })],
+      ['00:00:00:00:00:03', device({ mac: '00:00:00:00:00:03' })],
+      ['00:00:00:00:00:04', device({ mac: '00:00:00:00:00:04', scan: false })],
+    ]);
+    const observations = new Map<string, Observation>([
+      ['00:00:00:00:00:01', seen(['10.0.0.5'])],
+      ['00:00:00:00:00:02', seen(['10.0.0.5'])],
+      ['00:00:00:00:00:05', seen(['10.0.0.6'])],
+      ['00:00:00:00:00:04', seen(['10.0.0.8'])],
+    ]);
+    const plan = planCycle({ known, observations, missesBeforeAbsent: 1, now });
+    assert.deepEqual(plan.counts, { seen: 4, newDevices: 1, connected: 1, disconnected: 1, ipChanged: 0 });
+    assert.deepEqual(
+      plan.events.map((e) => [e.mac, e.type]),
+      [
+        ['00:00:00:00:00:02', 'Connected'],
+        ['00:00:00:00:00:05', 'New Device'],
+        ['00:00:00:00:00:03', 'Disconnected'],
+      ],
+    );
+  });
+
+  test('chooseIp: current IP when among the addresses, else the first (lowest)', () => {
+    assert.equal(chooseIp(seen(['10.0.0.2', '10.0.0.3']), '10.0.0.3'), '10.0.0.3');
+    assert.equal(chooseIp(seen(['10.0.0.2', '10.0.0.3']), '10.0.0.4'), '10.0.0.2');
+    assert.equal(chooseIp(seen(['10.0.0.2']), ''), '10.0.0.2');
+  });
+});
