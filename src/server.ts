@@ -8,6 +8,8 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
+import { SqliteDeviceRepository } from './devices/repository.js';
+import { registerDeviceRoutes } from './devices/routes.js';
 
 export interface Server {
   readonly app: App;
@@ -24,6 +26,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
 
   // Feature wiring (devices, network tools, presence scanning) goes here.
+  registerDeviceRoutes(app, new SqliteDeviceRepository(db));
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
