@@ -199,7 +199,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
       },
       // The body is optional: no body validates as an empty object; anything but an object is a 400.
       preValidation: async (request) => {
-        request.body ??= {};
+        if ((request.body as unknown) === undefined) request.body = {};
       },
     },
     async (request) => {
