@@ -1,0 +1,211 @@
+/**
+ * Device endpoint benchmark: a database of 10,000 devices, 1,000,000 events and 200,000 sessions,
+ * the real server in a child process on loopback, autocannon at 32 connections for ~5 s per case:
+ * GET /device/<random mac>, the same with ?period=1 year, POST update-column; then a bare node:http
+ * server answering the same JSON from memory as the ceiling.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../src/db/connection.js';
+import { defaultDeviceJson, storedFields, toColumn, type DbValue } from '../src/devices/catalogue.js';
+import { dbTime } from '../src/time.js';
+import {
+  benchToken,
+  memoryOf,
+  printHeader,
+  printRow,
+  runLoad,
+  startChild,
+  type ChildServer,
+  type LoadResult,
+} from './lib.js';
+
+export interface SeedSize {
+  readonly devices: number;
+  readonly events: number;
+  readonly sessions: number;
+}
+
+export const defaultSeed: SeedSize = { devices: 10_000, events: 1_000_000, sessions: 200_000 };
+
+/** MAC of the i-th seeded device. */
+export function seededMac(i: number): string {
+  const hex = i.toString(16).padStart(6, '0');
+  return `02:00:00:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
+}
+
+const eventTypes = ['Connected', 'Disconnected', 'Connected', 'Disconnected', 'Device Down', 'IP Changed'];
+
+/**
+ * Creates `$dataDir/netkeep.db` with the real migrations and fills it in one transaction with
+ * prepared statements. History is spread over the last two years; every tenth device has one of
+ * the first hundred as its parent, so the children query has work to do.
+ */
+export function seedDatabase(dataDir: string, size: SeedSize = defaultSeed): void {
+  const db = openDatabase(join(dataDir, 'netkeep.db'));
+  db.pragma('synchronous = OFF');
+  const defaults = defaultDeviceJson();
+  const insertDevice = db.prepare(
+    `INSERT INTO Devices (${storedFields.map((f) => f.name).join(', ')}) VALUES (${storedFields.map((f) => `@${f.name}`).join(', ')})`,
+  );
+  const insertEvent = db.prepare(
+    'INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, ?, ?, ?)',
+  );
+  const insertSession = db.prepare(
+    `INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection,
+       ses_EventTypeDisconnection, ses_DateTimeDisconnection, ses_StillConnected)
+     VALUES (?, ?, 'Connected', ?, ?, ?, ?)`,
+  );
+  const now = Date.now();
+  const span = 730 * 86_400_000;
+  let seed = 42;
+  // A small deterministic PRNG, so runs are comparable.
+  const random = (): number => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed / 2_147_483_648;
+  };
+  db.transaction(() => {
+    for (let i = 0; i < size.devices; i++) {
+      const row: Record<string, DbValue> = {};
+      for (const f of storedFields) row[f.name] = toColumn(f, defaults[f.name]);
+      row.devMac = seededMac(i);
+      row.devName = `device-${i}`;
+      row.devVendor = 'Example Vendor';
+      row.devLastIP = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+      row.devGUID = `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
+      row.devPresentLastScan = i % 3 === 0 ? 0 : 1;
+      row.devAlertDown = i % 5 === 0 ? 1 : 0;
+      row.devFirstConnection = dbTime(new Date(now - span));
+      row.devLastConnection = dbTime(new Date(now - 60_000));
+      row.devParentMAC = i >= 100 && i % 10 === 0 ? seededMac(i % 100) : '';
+      row.devParentRelType = i % 20 === 0 ? 'nic' : 'default';
+      insertDevice.run(row);
+    }
+    for (let i = 0; i < size.events; i++) {
+      const device = Math.floor(random() * size.devices);
+      const at = now - Math.floor(random() * span);
+      insertEvent.run(
+        seededMac(device),
+        '10.0.0.1',
+        dbTime(new Date(at)),
+        eventTypes[i % eventTypes.length] ?? '',
+      );
+    }
+    for (let i = 0; i < size.sessions; i++) {
+      const device = Math.floor(random() * size.devices);
+      const from = now - Math.floor(random() * span);
+      const open = i % 50 === 0;
+      const to = Math.min(now, from + Math.floor(random() * 12 * 3_600_000));
+      insertSession.run(
+        seededMac(device),
+        '10.0.0.1',
+        dbTime(new Date(from)),
+        open ? '' : 'Disconnected',
+        open ? null : dbTime(new Date(to)),
+        open ? 1 : 0,
+      );
+    }
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
+const mainScript = new URL('../src/main.js', import.meta.url).pathname;
+const ceilingScript = new URL('./ceiling-server.js', import.meta.url).pathname;
+
+/** The real netkeep server (child process, loopback) on an existing data directory. */
+export async function startNetkeep(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  return startChild(mainScript, { DATA_DIR: dataDir, API_TOKEN: benchToken, LOG_LEVEL: 'info', ...env });
+}
+
+/** A temporary data directory seeded with `size`, plus the server started on it. */
+export async function startSeededServer(
+  size: SeedSize = defaultSeed,
+): Promise<{ server: ChildServer; dataDir: string; seedMs: number; cleanup: () => Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-bench-'));
+  const started = performance.now();
+  seedDatabase(dataDir, size);
+  const seedMs = performance.now() - started;
+  const server = await startNetkeep(dataDir);
+  return {
+    server,
+    dataDir,
+    seedMs,
+    cleanup: async () => {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function run(): Promise<void> {
+  const size = defaultSeed;
+  const { server, dataDir, seedMs, cleanup } = await startSeededServer(size);
+  console.log(
+    `\n## devices: ${size.devices} devices, ${size.events} events, ${size.sessions} sessions (seeded in ${(seedMs / 1000).toFixed(1)} s)\n`,
+  );
+  const auth = { authorization: `Bearer ${benchToken}` };
+  const randomMac = (): string => seededMac(Math.floor(Math.random() * size.devices));
+  const results: Record<string, LoadResult> = {};
+  const idle = server.process.pid === undefined ? undefined : memoryOf(server.process.pid);
+  try {
+    // Warm-up: JIT, SQLite page cache.
+    await runLoad({
+      url: server.url,
+      duration: 2,
+      headers: auth,
+      next: () => ({ path: `/device/${randomMac()}` }),
+    });
+    printHeader();
+    results.get = await runLoad({
+      url: server.url,
+      headers: auth,
+      next: () => ({ path: `/device/${randomMac()}` }),
+    });
+    printRow('netkeep GET /device/<mac>', results.get);
+    results.year = await runLoad({
+      url: server.url,
+      headers: auth,
+      next: () => ({ path: `/device/${randomMac()}?period=1%20year` }),
+    });
+    printRow('netkeep GET /device/<mac>?period=1 year', results.year);
+    let counter = 0;
+    results.update = await runLoad({
+      url: server.url,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      next: () => ({
+        path: `/device/${randomMac()}/update-column`,
+        body: JSON.stringify({ columnName: 'devComments', columnValue: `bench ${++counter}` }),
+      }),
+    });
+    printRow('netkeep POST update-column', results.update);
+    const pid = server.process.pid;
+    const memory = pid === undefined ? undefined : memoryOf(pid);
+    await server.stop();
+
+    const ceiling = await startChild(ceilingScript, { DATA_DIR: dataDir });
+    try {
+      await runLoad({ url: ceiling.url, duration: 2, next: () => ({ path: `/device/${randomMac()}` }) });
+      results.ceiling = await runLoad({ url: ceiling.url, next: () => ({ path: `/device/${randomMac()}` }) });
+      printRow('ceiling: bare node:http, JSON from memory', results.ceiling);
+    } finally {
+      await ceiling.stop();
+    }
+
+    console.log('');
+    const ratio = (name: string): string =>
+      `${((100 * (results[name]?.requestsPerSecond ?? 0)) / (results.ceiling?.requestsPerSecond ?? 1)).toFixed(0)}%`;
+    console.log(`netkeep/ceiling: GET ${ratio('get')}, GET 1 year ${ratio('year')} (target >= 50%)`);
+    console.log(
+      `p99 at 32 connections: GET ${results.get.p99} ms, GET 1 year ${results.year.p99} ms, update-column ${results.update.p99} ms (target < 10 ms)`,
+    );
+    if (memory && idle)
+      console.log(
+        `netkeep RSS: ${idle.rssMiB.toFixed(0)} MiB idle after start, ${memory.rssMiB.toFixed(0)} MiB after the runs, peak ${memory.peakMiB.toFixed(0)} MiB (target < 150 MB)`,
+      );
+  } finally {
+    await cleanup();
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * Helpers every bench module shares: a free loopback port, a child process that serves HTTP and is
+ * waited on through a URL, an autocannon run with a uniform result, one printed row per run, and
+ * the RSS of a process. Benchmarks only ever talk to 127.0.0.1.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import autocannon, { type Request } from 'autocannon';
+
+export const benchToken = 'bench-token-0123456789abcdef0123456789';
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => {
+        resolve(port);
+      });
+    });
+  });
+}
+
+export interface ChildServer {
+  readonly url: string;
+  readonly process: ChildProcess;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node <script>` with `env` (plus PORT/HOST on a free loopback port) and resolves once
+ * `readyPath` answers 200. Output goes to /dev/null so that the parent, which runs the load
+ * generator, spends no time reading logs.
+ */
+export async function startChild(
+  script: string,
+  env: Record<string, string>,
+  readyPath = '/health',
+): Promise<ChildServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [script], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      resolve();
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}${readyPath}`);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${script} did not become ready`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url,
+    process: child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+export interface LoadOptions {
+  readonly url: string;
+  /** Default 32. */
+  readonly connections?: number;
+  /** Seconds; default 5. */
+  readonly duration?: number;
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  /** Called per request: the path (and body) to send, so each request can differ. */
+  readonly next: () => { path: string; body?: string };
+}
+
+export interface LoadResult {
+  readonly requestsPerSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly total: number;
+  readonly errors: number;
+  readonly non2xx: number;
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const request: Request = {
+    method: options.method ?? 'GET',
+    setupRequest: (spec) => ({ ...spec, ...options.next() }),
+  };
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections ?? 32,
+    duration: options.duration ?? 5,
+    headers: options.headers,
+    requests: [request],
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total: result.requests.total,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+/** VmRSS and VmHWM (peak) of a process in MiB, from /proc. */
+export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (key: string): number =>
+    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+}
+
+export function printHeader(): void {
+  console.log('| benchmark | req/s | p50 ms | p99 ms | requests | errors | non-2xx |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+}
+
+export function printRow(name: string, r: LoadResult): void {
+  console.log(
+    `| ${name} | ${Math.round(r.requestsPerSecond)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.total} | ${r.errors} | ${r.non2xx} |`,
+  );
+}

@@ -1,0 +1,22 @@
+/**
+ * `npm run bench` entry point: runs each bench module in sequence. A new benchmark adds one line to
+ * `modules`. `npm run bench -- devices` runs only the named modules. Prints figures; asserts nothing.
+ */
+interface BenchModule {
+  run(): Promise<void>;
+}
+
+const modules: Record<string, () => Promise<BenchModule>> = {
+  devices: () => import('./devices.js'),
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted)
+  if (!(name in modules))
+    throw new Error(`unknown bench module '${name}'; known: ${Object.keys(modules).join(', ')}`);
+
+for (const [name, load] of Object.entries(modules)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  console.log(`# bench: ${name}`);
+  await (await load()).run();
+}

@@ -1,0 +1,94 @@
+/**
+ * Client JSON → stored column values, for POST /device/<mac> and update-column. The body's JSON
+ * types were already checked by the route's schema (derived from the catalogue); what is left here
+ * is what a JSON schema cannot say: time text that is not a real date-time, a devMac that names
+ * another device, and the canonical form of devParentMAC. Every failure is a 400 naming the field.
+ */
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import type { TSchema } from '@sinclair/typebox';
+import { ApiError } from '../http/errors.js';
+import { normalizeMac } from '../validation.js';
+import {
+  editableFields,
+  editableInputSchema,
+  fieldsByName,
+  maxTextLength,
+  toColumn,
+  type DbValue,
+  type FieldKind,
+  type StoredField,
+} from './catalogue.js';
+import type { DeviceChanges } from './repository.js';
+
+/** What each kind accepts, in words, for error messages. */
+const expected: Record<FieldKind, string> = {
+  text: `a string of at most ${maxTextLength} characters`,
+  flag: '0, 1, true or false',
+  port: 'an integer from 0 to 65535, or null',
+  time: 'an ISO 8601 date-time string, or null',
+  json: 'an array of objects',
+};
+
+/** Compiled once: the catalogue's input schema of every editable field. */
+const checks: ReadonlyMap<string, TypeCheck<TSchema>> = new Map(
+  editableFields.map((f) => {
+    const schema = editableInputSchema(f.name);
+    if (schema === undefined) throw new Error(`no input schema for ${f.name}`);
+    return [f.name, TypeCompiler.Compile(schema)];
+  }),
+);
+
+/** One already type-checked value as its column value; a bad time text is a 400 naming the field. */
+function columnValue(f: StoredField, value: unknown): DbValue {
+  // devParentMAC links to another device by MAC, so store it in the form devMac has; other text
+  // (e.g. NetAlertX's root node 'Internet') is kept as given.
+  if (f.name === 'devParentMAC' && typeof value === 'string') return normalizeMac(value) ?? value;
+  try {
+    return toColumn(f, value);
+  } catch (err) {
+    if (err instanceof RangeError)
+      throw ApiError.badRequest(`Invalid field '${f.name}': ${err.message}; expected ${expected[f.kind]}.`);
+    throw err;
+  }
+}
+
+export interface DeviceWrite {
+  readonly createNew: boolean;
+  readonly changes: DeviceChanges;
+}
+
+/**
+ * The changes a POST /device/<mac> body asks for. Read-only fields a client echoes back from a GET
+ * (computed ones, devGUID, a devMac equal to the path's) are dropped; a devMac naming another
+ * device is a 400.
+ */
+export function deviceWrite(body: Readonly<Record<string, unknown>>, pathMac: string): DeviceWrite {
+  const changes: Record<string, DbValue> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (name === 'devMac') {
+      if (typeof value !== 'string' || normalizeMac(value) !== pathMac)
+        throw ApiError.badRequest(
+          `Field 'devMac' (${JSON.stringify(value)}) differs from the MAC in the path (${pathMac}); use POST /device/copy to copy a device.`,
+        );
+      continue;
+    }
+    const f = fieldsByName.get(name);
+    if (f?.editable !== true) continue; // createNew and the read-only fields the schema allows
+    changes[name] = columnValue(f, value);
+  }
+  return { createNew: body.createNew === true, changes };
+}
+
+/** update-column: the column must be editable and the value must fit the field's schema. */
+export function columnWrite(columnName: string, value: unknown): { column: string; value: DbValue } {
+  const f = fieldsByName.get(columnName);
+  const check = checks.get(columnName);
+  if (f === undefined || check === undefined) {
+    throw ApiError.badRequest(
+      `columnName '${columnName}' is not an editable device field; allowed: ${editableFields.map((e) => e.name).join(', ')}.`,
+    );
+  }
+  if (!check.Check(value))
+    throw ApiError.badRequest(`Invalid columnValue for '${columnName}': expected ${expected[f.kind]}.`);
+  return { column: f.name, value: columnValue(f, value) };
+}

@@ -1,0 +1,249 @@
+/**
+ * The /device/ routes (interface 4.2). Each handler validates (schema + path MAC), calls the
+ * repository, and maps its answer to a status; every rule lives in input.ts or the repository.
+ */
+import { Type } from '@sinclair/typebox';
+import type { App } from '../http/app.js';
+import { ApiError } from '../http/errors.js';
+import { commonErrors, ErrorRef, SuccessMessageSchema, SuccessSchema } from '../http/schemas.js';
+import { periods, type Period } from '../time.js';
+import { normalizeMac } from '../validation.js';
+import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
+import { columnWrite, deviceWrite } from './input.js';
+import type { DeviceRepository } from './repository.js';
+import { deviceStatus } from './status.js';
+
+const tags = ['devices'];
+const periodNames = Object.keys(periods) as Period[];
+
+const MacParams = Type.Object({
+  mac: Type.String({
+    description:
+      'MAC address: aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff (any case), aabb.ccdd.eeff or aabbccddeeff.',
+  }),
+});
+
+const PeriodQuery = Type.Object({
+  period: Type.Optional(
+    Type.String({ description: `Period of the computed counts: ${periodNames.join(', ')} (default all).` }),
+  ),
+});
+
+const CopyBody = Type.Object(
+  {
+    macFrom: Type.String({ maxLength: 64, description: 'MAC of the device to copy from (must exist).' }),
+    macTo: Type.String({ maxLength: 64, description: 'MAC of the device to create or replace.' }),
+  },
+  { additionalProperties: false },
+);
+
+const UpdateColumnBody = Type.Object(
+  {
+    columnName: Type.String({
+      maxLength: 64,
+      description: 'An editable device field (see docs/api/devices.md).',
+    }),
+    columnValue: Type.Unknown({
+      description: 'A value valid for that field\'s type; 0, false, "" and null allowed.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const ResetPropsBody = Type.Object(
+  {},
+  { additionalProperties: true, description: 'Optional; its fields are ignored.' },
+);
+
+/** Canonical MAC of a path segment, or a 400 naming what was given. */
+function pathMac(raw: string): string {
+  const mac = normalizeMac(raw);
+  if (mac === null) throw ApiError.badRequest(`'${raw.slice(0, 64)}' is not a MAC address.`);
+  return mac;
+}
+
+function bodyMac(field: string, raw: string): string {
+  const mac = normalizeMac(raw);
+  if (mac === null) throw ApiError.badRequest(`Field '${field}' ('${raw}') is not a MAC address.`);
+  return mac;
+}
+
+function parsePeriod(raw: string | undefined): Period {
+  if (raw === undefined) return 'all';
+  if ((periodNames as string[]).includes(raw)) return raw as Period;
+  throw ApiError.badRequest(`period must be one of: ${periodNames.join(', ')}.`);
+}
+
+function notFound(mac: string): ApiError {
+  return ApiError.notFound(`Device ${mac} not found.`);
+}
+
+const deviceErrors = { ...commonErrors, 404: ErrorRef } as const;
+
+export function registerDeviceRoutes(app: App, repository: DeviceRepository): void {
+  app.addSchema(DeviceChildSchema);
+  app.addSchema(DeviceSchema);
+  const DeviceRef = Type.Ref('Device');
+
+  // The template never changes: computed fields are those of a device with no history.
+  const template = {
+    ...defaultDeviceJson(),
+    devStatus: deviceStatus(0, 0),
+    devSessions: 0,
+    devEvents: 0,
+    devDownAlerts: 0,
+    devPresenceHours: 0,
+    devChildrenDynamic: [],
+    devChildrenNicsDynamic: [],
+  };
+
+  app.get(
+    '/device/new',
+    {
+      schema: {
+        tags,
+        summary: 'Template of a new device: catalogue defaults, zero counts, no children.',
+        response: { 200: DeviceRef, 403: ErrorRef },
+      },
+    },
+    async () => template,
+  );
+
+  app.get(
+    '/device/:mac',
+    {
+      schema: {
+        tags,
+        summary: 'One device with its computed status, counts for the period, and children.',
+        params: MacParams,
+        querystring: PeriodQuery,
+        response: { 200: DeviceRef, 400: ErrorRef, 403: ErrorRef, 404: ErrorRef },
+      },
+    },
+    async (request) => {
+      const mac = pathMac(request.params.mac);
+      const period = parsePeriod(request.query.period);
+      const device = repository.get(mac, period, new Date());
+      if (device === undefined) throw notFound(mac);
+      return device;
+    },
+  );
+
+  app.post(
+    '/device/:mac',
+    {
+      schema: {
+        tags,
+        summary: 'Create (createNew: true) or partially update a device.',
+        params: MacParams,
+        body: DeviceWriteSchema,
+        response: { 200: SuccessSchema, ...deviceErrors, 409: ErrorRef },
+      },
+    },
+    async (request) => {
+      const mac = pathMac(request.params.mac);
+      const { createNew, changes } = deviceWrite(request.body, mac);
+      if (createNew) {
+        if (repository.create(mac, changes, new Date()) === 'exists')
+          throw ApiError.conflict(`Device ${mac} already exists.`);
+      } else if (!repository.update(mac, changes)) {
+        throw notFound(mac);
+      }
+      return { success: true as const };
+    },
+  );
+
+  app.delete(
+    '/device/:mac/delete',
+    {
+      schema: {
+        tags,
+        summary: "Delete a device with its events and sessions; clears its children's devParentMAC.",
+        params: MacParams,
+        response: { 200: SuccessSchema, 400: ErrorRef, 403: ErrorRef, 404: ErrorRef },
+      },
+    },
+    async (request) => {
+      const mac = pathMac(request.params.mac);
+      if (!repository.delete(mac)) throw notFound(mac);
+      return { success: true as const };
+    },
+  );
+
+  app.delete(
+    '/device/:mac/events/delete',
+    {
+      schema: {
+        tags,
+        summary: 'Delete every event and session of a device (the device stays).',
+        params: MacParams,
+        response: { 200: SuccessSchema, 400: ErrorRef, 403: ErrorRef, 404: ErrorRef },
+      },
+    },
+    async (request) => {
+      const mac = pathMac(request.params.mac);
+      if (!repository.deleteEvents(mac)) throw notFound(mac);
+      return { success: true as const };
+    },
+  );
+
+  app.post(
+    '/device/:mac/reset-props',
+    {
+      schema: {
+        tags,
+        summary: 'Reset devCustomProps to its default (an empty array).',
+        params: MacParams,
+        body: ResetPropsBody,
+        response: { 200: SuccessSchema, ...deviceErrors },
+      },
+      // The body is optional: no body validates as an empty object; anything but an object is a 400.
+      preValidation: async (request) => {
+        if ((request.body as unknown) === undefined) request.body = {};
+      },
+    },
+    async (request) => {
+      const mac = pathMac(request.params.mac);
+      if (!repository.resetProps(mac)) throw notFound(mac);
+      return { success: true as const };
+    },
+  );
+
+  app.post(
+    '/device/copy',
+    {
+      schema: {
+        tags,
+        summary: 'Copy every stored field but the MAC from macFrom to macTo (created or replaced).',
+        body: CopyBody,
+        response: { 200: SuccessMessageSchema, ...deviceErrors },
+      },
+    },
+    async (request) => {
+      const from = bodyMac('macFrom', request.body.macFrom);
+      const to = bodyMac('macTo', request.body.macTo);
+      if (from === to) throw ApiError.badRequest('macFrom and macTo are the same device.');
+      if (!repository.copy(from, to)) throw notFound(from);
+      return { success: true as const, message: `Device copied from ${from} to ${to}` };
+    },
+  );
+
+  app.post(
+    '/device/:mac/update-column',
+    {
+      schema: {
+        tags,
+        summary: 'Set one editable field of a device.',
+        params: MacParams,
+        body: UpdateColumnBody,
+        response: { 200: SuccessSchema, ...deviceErrors },
+      },
+    },
+    async (request) => {
+      const mac = pathMac(request.params.mac);
+      const { column, value } = columnWrite(request.body.columnName, request.body.columnValue);
+      if (!repository.updateColumn(mac, column, value)) throw notFound(mac);
+      return { success: true as const };
+    },
+  );
+}
