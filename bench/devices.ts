@@ -114,9 +114,19 @@ export function seedDatabase(dataDir: string, size: SeedSize = defaultSeed): voi
 const mainScript = new URL('../src/main.js', import.meta.url).pathname;
 const ceilingScript = new URL('./ceiling-server.js', import.meta.url).pathname;
 
-/** The real netkeep server (child process, loopback) on an existing data directory. */
+/**
+ * The real netkeep server (child process, loopback) on an existing data directory. HISTORY_DAYS is
+ * 3650 unless given: the seeded history spans two years, and the default (365) would make the
+ * server prune half of it at start, while the load runs.
+ */
 export async function startNetkeep(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  return startChild(mainScript, { DATA_DIR: dataDir, API_TOKEN: benchToken, LOG_LEVEL: 'info', ...env });
+  return startChild(mainScript, {
+    DATA_DIR: dataDir,
+    API_TOKEN: benchToken,
+    LOG_LEVEL: 'info',
+    HISTORY_DAYS: '3650',
+    ...env,
+  });
 }
 
 /** A temporary data directory seeded with `size`, plus the server started on it. */

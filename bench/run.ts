@@ -8,6 +8,7 @@ interface BenchModule {
 
 const modules: Record<string, () => Promise<BenchModule>> = {
   devices: () => import('./devices.js'),
+  scan: () => import('./scan.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -9,6 +9,7 @@ import { openDatabase } from './db/connection.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
+import { registerDeviceListRoutes } from './devices/list-routes.js';
 import { registerDeviceRoutes } from './devices/routes.js';
 import { ApiError } from './http/errors.js';
 import type { RunTool } from './scanner/discovery.js';
@@ -30,7 +31,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
 
   // Feature wiring (devices, network tools, presence scanning) goes here.
-  registerDeviceRoutes(app, new SqliteDeviceRepository(db));
+  const devices = new SqliteDeviceRepository(db);
+  registerDeviceRoutes(app, devices);
+  registerDeviceListRoutes(app, devices);
 
   // --- presence scanning (src/scanner) -------------------------------------------------------
   // TODO(lead): use the shared runner: replace this placeholder with an adapter over

@@ -194,6 +194,18 @@ export const DeviceSchema = Type.Object(
 );
 
 /**
+ * A device as GET /devices lists it: the stored fields and devStatus. The per-device counts and
+ * children are left out on purpose: they cost a few queries per device, i.e. thousands per page.
+ */
+export const DeviceListItemSchema = Type.Object(
+  {
+    ...Object.fromEntries(storedFields.map((f) => [f.name, outputSchema(f)])),
+    devStatus: { ...computedFields.devStatus.schema, description: computedFields.devStatus.description },
+  },
+  { $id: 'DeviceListItem', additionalProperties: false },
+);
+
+/**
  * Body of POST /device/<mac>: any editable field, `createNew`, and the read-only fields a client may
  * echo back from a GET (ignored). Anything else is rejected as an unknown field.
  */

@@ -21,7 +21,17 @@ import {
   type DeviceJson,
   type DeviceRow,
 } from './catalogue.js';
-import { deviceStatus, type DeviceStatus } from './status.js';
+import {
+  eventColumns,
+  eventToJson,
+  sessionColumns,
+  sessionToJson,
+  type EventJson,
+  type EventRow,
+  type SessionJson,
+  type SessionRow,
+} from './history.js';
+import { deviceStatus, deviceStatusSql, deviceStatuses, type DeviceStatus } from './status.js';
 
 /** Computed per-device counts for one period (DESIGN 4). */
 export interface DeviceStats {
@@ -52,6 +62,26 @@ export type DeviceView = DeviceJson &
     devChildrenDynamic: DeviceChild[];
     devChildrenNicsDynamic: DeviceChild[];
   };
+
+/** A device as GET /devices lists it: stored fields and devStatus, no counts or children. */
+export type DeviceListItem = DeviceJson & { devStatus: DeviceStatus };
+
+/** Which rows of a list to return (validated by the caller: offset >= 0, limit >= 1). */
+export interface Page {
+  readonly offset: number;
+  readonly limit: number;
+}
+
+/** One page of a list and the number of rows the whole filtered list holds. */
+export interface PageResult<T> {
+  readonly items: T[];
+  readonly total: number;
+}
+
+export interface DeviceFilter {
+  /** Only devices with this devStatus (the rule of status.ts, applied in SQL). */
+  readonly status?: DeviceStatus;
+}
 
 /** Stored column values keyed by editable catalogue field name. */
 export type DeviceChanges = Readonly<Record<string, DbValue>>;
@@ -85,6 +115,19 @@ export interface DeviceRepository {
   updateColumn(mac: string, column: string, value: DbValue): boolean;
   listChildren(mac: string): DeviceChild[];
   stats(mac: string, period: Period, now: Date): DeviceStats;
+  /** Devices in MAC order, optionally filtered by status; `total` counts the filtered list. */
+  listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem>;
+  /**
+   * The device's events at or after the period start (the rule of devEvents, without its type
+   * filter), newest first. Undefined when the device does not exist.
+   */
+  listEvents(mac: string, period: Period, now: Date, page: Page): PageResult<EventJson> | undefined;
+  /**
+   * The device's sessions that overlap the period (the rule of devSessions, so `total` equals
+   * devSessions for the same period), newest connection first. Undefined when the device does
+   * not exist.
+   */
+  listSessions(mac: string, period: Period, now: Date, page: Page): PageResult<SessionJson> | undefined;
 }
 
 const editableNames = editableFields.map((f) => f.name);
@@ -92,6 +135,16 @@ const columnList = storedFields.map((f) => f.name).join(', ');
 const copiedColumns = storedFields
   .filter((f) => f.name !== 'devMac' && f.name !== 'devGUID')
   .map((f) => f.name);
+
+/**
+ * The period rules, shared by the counts of GET /device and the history lists so that both always
+ * select the same rows. `@start` is '' for `all`: every stored time sorts after it. A session
+ * overlaps the period when it is open (no disconnection time, or flagged still connected) or ended
+ * after the period start.
+ */
+const eventInPeriod = 'eve_MAC = @mac AND eve_DateTime >= @start';
+const sessionInPeriod = `ses_MAC = @mac
+      AND (ses_DateTimeDisconnection IS NULL OR ses_StillConnected = 1 OR ses_DateTimeDisconnection > @start)`;
 
 /**
  * Every SQL text the repository runs, exported so that a test can check with EXPLAIN QUERY PLAN
@@ -110,6 +163,11 @@ export const deviceSql = {
   delete: 'DELETE FROM Devices WHERE devMac = ?',
   deleteEvents: 'DELETE FROM Events WHERE eve_MAC = ?',
   deleteSessions: 'DELETE FROM Sessions WHERE ses_MAC = ?',
+  // The presence scanner's memory of a MAC (misses in the grace window, how its last absence was
+  // recorded: migration 2). It describes the history and presence flags that delete, events/delete
+  // and copy replace, so those drop it in the same transaction; the scanner then starts that MAC
+  // afresh (misses 0; a reappearance is Connected, not Down Reconnected).
+  deleteScanState: 'DELETE FROM ScanState WHERE mac = ?',
   orphanChildren: "UPDATE Devices SET devParentMAC = '' WHERE devParentMAC = ?",
   resetProps: 'UPDATE Devices SET devCustomProps = ? WHERE devMac = ?',
   // One statement: the SELECT finds nothing when the source is missing, so the target is untouched.
@@ -118,23 +176,50 @@ export const deviceSql = {
     ON CONFLICT (devMac) DO UPDATE SET ${[...copiedColumns, 'devGUID'].map((n) => `${n} = excluded.${n}`).join(', ')}`,
   children: `SELECT devMac, devName, devPresentLastScan, devAlertDown, devParentRelType, devParentPort, devLastIP
     FROM Devices WHERE devParentMAC = ? ORDER BY devMac`,
-  // @start is '' for `all`: every stored time sorts after it.
   eventCounts: `SELECT
       COUNT(*) FILTER (WHERE eve_EventType NOT IN ('Connected', 'Disconnected')) AS events,
       COUNT(*) FILTER (WHERE eve_EventType = 'Device Down') AS downAlerts
-    FROM Events WHERE eve_MAC = @mac AND eve_DateTime >= @start`,
-  // A session is open while it has no disconnection time or is flagged still connected; it then
-  // ends "now". Its start is clipped to the period start. A session with no connection time counts
+    FROM Events WHERE ${eventInPeriod}`,
+  // An open session ends "now". Its start is clipped to the period start. A session with no connection time counts
   // but adds no hours (MAX with NULL is NULL, which SUM skips): its length is unknown.
   sessionStats: `SELECT COUNT(*) AS sessions,
       TOTAL(MAX(0, unixepoch(CASE WHEN ses_DateTimeDisconnection IS NULL OR ses_StillConnected = 1
                                   THEN @now ELSE ses_DateTimeDisconnection END)
                    - unixepoch(MAX(ses_DateTimeConnection, @start)))) AS seconds
-    FROM Sessions
-    WHERE ses_MAC = @mac
-      AND (ses_DateTimeDisconnection IS NULL OR ses_StillConnected = 1 OR ses_DateTimeDisconnection > @start)`,
+    FROM Sessions WHERE ${sessionInPeriod}`,
+  // Newest first in the order of Events_mac_time (time, then type, then rowid, all descending), so
+  // a page is a backward walk of the index with no sort; ties within one second are thus ordered
+  // by type, then by insertion.
+  eventsPage: `SELECT ${eventColumns.join(', ')} FROM Events WHERE ${eventInPeriod}
+    ORDER BY eve_DateTime DESC, eve_EventType DESC, rowid DESC LIMIT @limit OFFSET @offset`,
+  eventsTotal: `SELECT COUNT(*) FROM Events WHERE ${eventInPeriod}`,
+  // Newest connection first in the order of Sessions_mac_connection (a session with no recorded
+  // connection time sorts last).
+  sessionsPage: `SELECT ${sessionColumns.join(', ')} FROM Sessions INDEXED BY Sessions_mac_connection
+    WHERE ${sessionInPeriod}
+    ORDER BY ses_DateTimeConnection DESC, rowid DESC LIMIT @limit OFFSET @offset`,
+  sessionsTotal: `SELECT COUNT(*) FROM Sessions WHERE ${sessionInPeriod}`,
   updateColumn: (column: string) => `UPDATE Devices SET ${column} = ? WHERE devMac = ?`,
 } as const;
+
+/**
+ * GET /devices: a walk of the devMac primary-key index (stable order, no sort), filtered by the
+ * status predicate of status.ts. Not in `deviceSql`: listing every device is a scan by nature, and
+ * that test checks the per-device statements never scan. One text per status; none comes from a
+ * request.
+ */
+export const deviceListSql = (status: DeviceStatus | undefined) => {
+  const where = status === undefined ? '' : `WHERE ${deviceStatusSql(status)}`;
+  return {
+    page: `SELECT ${columnList} FROM Devices ${where} ORDER BY devMac LIMIT @limit OFFSET @offset`,
+    total: `SELECT COUNT(*) FROM Devices ${where}`,
+  };
+};
+
+interface ListStatements {
+  readonly page: Statement<[Page], DeviceRow>;
+  readonly total: Statement<[], number>;
+}
 
 interface ChildRow {
   devMac: string;
@@ -172,7 +257,16 @@ export class SqliteDeviceRepository implements DeviceRepository {
     [{ mac: string; start: string; now: string }],
     { sessions: number; seconds: number }
   >;
+  private readonly deleteScanStateStmt: Statement<[string]>;
+  private readonly eventsPageStmt: Statement<[{ mac: string; start: string } & Page], EventRow>;
+  private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
+  private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
+  private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
+  /** Keyed by status; '' is the unfiltered list. */
+  private readonly listStmts: ReadonlyMap<DeviceStatus | '', ListStatements>;
   private readonly updateColumnStmts: ReadonlyMap<string, Statement<[DbValue, string]>>;
+  /** Runs a read in one transaction, so a page and its total come from one snapshot. */
+  private readonly readTx: <T>(read: () => T) => T;
   private readonly deleteTx: (mac: string) => boolean;
   private readonly deleteEventsTx: (mac: string) => boolean;
   private readonly copyTx: (from: string, to: string) => boolean;
@@ -192,6 +286,27 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.childrenStmt = db.prepare(deviceSql.children);
     this.eventCountsStmt = db.prepare(deviceSql.eventCounts);
     this.sessionStatsStmt = db.prepare(deviceSql.sessionStats);
+    this.deleteScanStateStmt = db.prepare(deviceSql.deleteScanState);
+    this.eventsPageStmt = db.prepare(deviceSql.eventsPage);
+    this.eventsTotalStmt = db
+      .prepare<[{ mac: string; start: string }], number>(deviceSql.eventsTotal)
+      .pluck();
+    this.sessionsPageStmt = db.prepare(deviceSql.sessionsPage);
+    this.sessionsTotalStmt = db
+      .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
+      .pluck();
+    this.listStmts = new Map(
+      [undefined, ...deviceStatuses].map((status) => {
+        const sql = deviceListSql(status);
+        const statements: ListStatements = {
+          page: db.prepare(sql.page),
+          total: db.prepare<[], number>(sql.total).pluck(),
+        };
+        return [status ?? '', statements];
+      }),
+    );
+    const read = db.transaction((fn: () => unknown) => fn());
+    this.readTx = <T>(fn: () => T): T => read(fn) as T;
     this.updateColumnStmts = new Map(
       editableNames.map((name) => [name, db.prepare<[DbValue, string]>(deviceSql.updateColumn(name))]),
     );
@@ -205,6 +320,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       if (this.deleteStmt.run(mac).changes === 0) return false;
       this.deleteEventsStmt.run(mac);
       this.deleteSessionsStmt.run(mac);
+      this.deleteScanStateStmt.run(mac);
       this.orphanChildrenStmt.run(mac);
       return true;
     });
@@ -212,11 +328,14 @@ export class SqliteDeviceRepository implements DeviceRepository {
       if (this.existsStmt.get(mac) === undefined) return false;
       this.deleteEventsStmt.run(mac);
       this.deleteSessionsStmt.run(mac);
+      this.deleteScanStateStmt.run(mac);
       return true;
     });
-    this.copyTx = db.transaction(
-      (from: string, to: string): boolean => this.copyStmt.run({ from, to, guid: randomUUID() }).changes > 0,
-    );
+    this.copyTx = db.transaction((from: string, to: string): boolean => {
+      if (this.copyStmt.run({ from, to, guid: randomUUID() }).changes === 0) return false;
+      this.deleteScanStateStmt.run(to);
+      return true;
+    });
   }
 
   get(mac: string, period: Period, now: Date): DeviceView | undefined {
@@ -292,6 +411,40 @@ export class SqliteDeviceRepository implements DeviceRepository {
       devParentPort: c.devParentPort,
       devLastIP: c.devLastIP,
     }));
+  }
+
+  listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem> {
+    const statements = this.listStmts.get(filter.status ?? '');
+    if (statements === undefined) throw new RangeError(`unknown status '${String(filter.status)}'`);
+    return this.readTx(() => ({
+      items: statements.page.all(page).map((row) => ({
+        ...rowToJson(row),
+        devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+      })),
+      total: statements.total.get() ?? 0,
+    }));
+  }
+
+  listEvents(mac: string, period: Period, now: Date, page: Page): PageResult<EventJson> | undefined {
+    const params = { mac, start: periodStart(period, now) ?? '' };
+    return this.readTx(() => {
+      if (this.existsStmt.get(mac) === undefined) return undefined;
+      return {
+        items: this.eventsPageStmt.all({ ...params, ...page }).map(eventToJson),
+        total: this.eventsTotalStmt.get(params) ?? 0,
+      };
+    });
+  }
+
+  listSessions(mac: string, period: Period, now: Date, page: Page): PageResult<SessionJson> | undefined {
+    const params = { mac, start: periodStart(period, now) ?? '' };
+    return this.readTx(() => {
+      if (this.existsStmt.get(mac) === undefined) return undefined;
+      return {
+        items: this.sessionsPageStmt.all({ ...params, ...page }).map(sessionToJson),
+        total: this.sessionsTotalStmt.get(params) ?? 0,
+      };
+    });
   }
 
   stats(mac: string, period: Period, now: Date): DeviceStats {

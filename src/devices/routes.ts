@@ -6,28 +6,14 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
 import { commonErrors, ErrorRef, SuccessMessageSchema, SuccessSchema } from '../http/schemas.js';
-import { periods, type Period } from '../time.js';
 import { normalizeMac } from '../validation.js';
 import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
 import { columnWrite, deviceWrite } from './input.js';
+import { MacParams, notFound, parsePeriod, pathMac, PeriodQuery } from './params.js';
 import type { DeviceRepository } from './repository.js';
 import { deviceStatus } from './status.js';
 
 const tags = ['devices'];
-const periodNames = Object.keys(periods) as Period[];
-
-const MacParams = Type.Object({
-  mac: Type.String({
-    description:
-      'MAC address: aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff (any case), aabb.ccdd.eeff or aabbccddeeff.',
-  }),
-});
-
-const PeriodQuery = Type.Object({
-  period: Type.Optional(
-    Type.String({ description: `Period of the computed counts: ${periodNames.join(', ')} (default all).` }),
-  ),
-});
 
 const CopyBody = Type.Object(
   {
@@ -55,27 +41,10 @@ const ResetPropsBody = Type.Object(
   { additionalProperties: true, description: 'Optional; its fields are ignored.' },
 );
 
-/** Canonical MAC of a path segment, or a 400 naming what was given. */
-function pathMac(raw: string): string {
-  const mac = normalizeMac(raw);
-  if (mac === null) throw ApiError.badRequest(`'${raw.slice(0, 64)}' is not a MAC address.`);
-  return mac;
-}
-
 function bodyMac(field: string, raw: string): string {
   const mac = normalizeMac(raw);
   if (mac === null) throw ApiError.badRequest(`Field '${field}' ('${raw}') is not a MAC address.`);
   return mac;
-}
-
-function parsePeriod(raw: string | undefined): Period {
-  if (raw === undefined) return 'all';
-  if ((periodNames as string[]).includes(raw)) return raw as Period;
-  throw ApiError.badRequest(`period must be one of: ${periodNames.join(', ')}.`);
-}
-
-function notFound(mac: string): ApiError {
-  return ApiError.notFound(`Device ${mac} not found.`);
 }
 
 const deviceErrors = { ...commonErrors, 404: ErrorRef } as const;

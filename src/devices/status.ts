@@ -1,9 +1,13 @@
 /**
  * The devStatus rule (DESIGN 4), in one place: GET /device, the children arrays, the presence
- * scanner and the device lists all use it.
+ * scanner and the device lists all use it. `deviceStatus` applies it to one row in JavaScript;
+ * `deviceStatusSql` is the same rule as a SQL predicate, so that GET /devices?status= filters (and
+ * counts) in the database instead of loading every device. A test checks that the two agree on
+ * every combination of the two flags.
  */
 
-export type DeviceStatus = 'On-line' | 'Off-line' | 'Down';
+export const deviceStatuses = ['On-line', 'Off-line', 'Down'] as const;
+export type DeviceStatus = (typeof deviceStatuses)[number];
 
 /** A flag as stored (0/1) or as a boolean; anything other than 1/true counts as unset. */
 type Flag = number | boolean | null | undefined;
@@ -16,4 +20,28 @@ export function deviceStatus(presentLastScan: Flag, alertDown: Flag): DeviceStat
   const present = presentLastScan === 1 || presentLastScan === true;
   if (present) return 'On-line';
   return alertDown === 1 || alertDown === true ? 'Down' : 'Off-line';
+}
+
+/**
+ * The SQL predicate that holds exactly for the rows whose status is `status`. `IS 1` / `IS NOT 1`
+ * mirror "anything other than 1 counts as unset" above, NULL included. The text is built from
+ * constants only (never from a request): the status is one of three literals and the column names
+ * are the catalogue's.
+ */
+export function deviceStatusSql(
+  status: DeviceStatus,
+  columns: { readonly presentLastScan: string; readonly alertDown: string } = {
+    presentLastScan: 'devPresentLastScan',
+    alertDown: 'devAlertDown',
+  },
+): string {
+  const { presentLastScan: present, alertDown: down } = columns;
+  switch (status) {
+    case 'On-line':
+      return `${present} IS 1`;
+    case 'Down':
+      return `(${present} IS NOT 1 AND ${down} IS 1)`;
+    case 'Off-line':
+      return `(${present} IS NOT 1 AND ${down} IS NOT 1)`;
+  }
 }

@@ -43,6 +43,9 @@ test('docs/api/devices.md documents every device endpoint with a curl example', 
     '### POST /device/\\<mac\\>/reset-props',
     '### POST /device/copy',
     '### POST /device/\\<mac\\>/update-column',
+    '### GET /devices',
+    '### GET /device/\\<mac\\>/events',
+    '### GET /device/\\<mac\\>/sessions',
   ]) {
     const start = doc.indexOf(heading);
     assert.ok(start >= 0, heading);

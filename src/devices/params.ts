@@ -1,0 +1,101 @@
+/**
+ * Path and query-string parameters shared by the device routes: the path `<mac>`, `period` (GET /device/<mac> and the history lists),
+ * `offset`/`limit` (every list) and `status` (GET /devices). Each has one TypeBox schema (for
+ * validation of the JSON type and for OpenAPI) and one parser that turns the text into a value or a
+ * 400 naming the parameter and what it accepts. Query values arrive as text (the app never coerces
+ * types), so the numbers are parsed here, digits only: `limit=1;DROP TABLE Devices`, `1e3`, `-1`,
+ * ` 5` and `0x10` are all 400s.
+ */
+import { Type } from '@sinclair/typebox';
+import { ApiError } from '../http/errors.js';
+import { periods, type Period } from '../time.js';
+import { normalizeMac } from '../validation.js';
+import { deviceStatuses, type DeviceStatus } from './status.js';
+
+export const MacParams = Type.Object({
+  mac: Type.String({
+    description:
+      'MAC address: aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff (any case), aabb.ccdd.eeff or aabbccddeeff.',
+  }),
+});
+
+/** Canonical MAC of a path segment, or a 400 naming what was given. */
+export function pathMac(raw: string): string {
+  const mac = normalizeMac(raw);
+  if (mac === null) throw ApiError.badRequest(`'${raw.slice(0, 64)}' is not a MAC address.`);
+  return mac;
+}
+
+export function notFound(mac: string): ApiError {
+  return ApiError.notFound(`Device ${mac} not found.`);
+}
+
+export const periodNames = Object.keys(periods) as Period[];
+
+export const periodParam = Type.String({
+  description: `Period: ${periodNames.join(', ')} (default all).`,
+});
+
+export const PeriodQuery = Type.Object({ period: Type.Optional(periodParam) });
+
+/** `?period=` as a Period (default `all`), or a 400 naming the allowed values. */
+export function parsePeriod(raw: string | undefined): Period {
+  if (raw === undefined) return 'all';
+  if ((periodNames as string[]).includes(raw)) return raw as Period;
+  throw ApiError.badRequest(`period must be one of: ${periodNames.join(', ')}.`);
+}
+
+/** Page size when `limit` is not given, and the largest one accepted. */
+export const defaultLimit = 100;
+export const maxLimit = 1000;
+/** Largest offset accepted: far beyond any table, small enough to stay an exact integer. */
+export const maxOffset = 1_000_000_000;
+
+export const pagingParams = {
+  offset: Type.Optional(
+    Type.String({ description: `Rows to skip: an integer from 0 to ${maxOffset} (default 0).` }),
+  ),
+  limit: Type.Optional(
+    Type.String({
+      description: `Rows to return: an integer from 1 to ${maxLimit} (default ${defaultLimit}).`,
+    }),
+  ),
+};
+
+export interface Page {
+  readonly offset: number;
+  readonly limit: number;
+}
+
+function parseInteger(
+  name: string,
+  raw: string | undefined,
+  min: number,
+  max: number,
+  fallback: number,
+): number {
+  if (raw === undefined) return fallback;
+  const value = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= min && value <= max))
+    throw ApiError.badRequest(`${name} must be an integer from ${min} to ${max}.`);
+  return value;
+}
+
+/** `?offset=&limit=` as a Page, or a 400 naming the parameter and its range. */
+export function parsePage(query: { readonly offset?: string; readonly limit?: string }): Page {
+  return {
+    offset: parseInteger('offset', query.offset, 0, maxOffset, 0),
+    limit: parseInteger('limit', query.limit, 1, maxLimit, defaultLimit),
+  };
+}
+
+export const statusParam = Type.String({
+  description: `Only devices with this devStatus: ${deviceStatuses.join(', ')} (exact spelling).`,
+});
+
+/** `?status=` as a DeviceStatus (undefined: no filter), or a 400 naming the allowed values. */
+export function parseStatus(raw: string | undefined): DeviceStatus | undefined {
+  if (raw === undefined) return undefined;
+  if ((deviceStatuses as readonly string[]).includes(raw)) return raw as DeviceStatus;
+  throw ApiError.badRequest(`status must be one of: ${deviceStatuses.join(', ')}.`);
+}
