@@ -8,6 +8,8 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
+import { registerNettoolsRoutes } from './nettools/routes.js';
+import { ToolRunner } from './nettools/runner.js';
 
 export interface Server {
   readonly app: App;
@@ -24,6 +26,14 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
 
   // Feature wiring (devices, network tools, presence scanning) goes here.
+  const runner = new ToolRunner({
+    toolPath: config.TOOL_PATH,
+    concurrency: config.TOOL_CONCURRENCY,
+    queue: config.TOOL_QUEUE,
+    outputLimit: config.TOOL_OUTPUT_LIMIT,
+    logger: logger.child({ component: 'nettools' }),
+  });
+  registerNettoolsRoutes(app, { config, runner });
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
@@ -31,7 +41,12 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       const deadline = new Promise<void>((resolve) =>
         setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS).unref(),
       );
-      await Promise.race([app.close(), deadline]);
+      const closed = app.close();
+      await Promise.race([closed, deadline]);
+      // Commands still running after the grace period are stopped (whole process groups); their
+      // requests then answer 503 and the server finishes closing.
+      await runner.killAll();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (db.open) db.close();
     })();
     return closing;
