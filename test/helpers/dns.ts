@@ -41,11 +41,31 @@ function reverseName(ipv4: string): string {
   return `${ipv4.split('.').reverse().join('.')}.in-addr.arpa`;
 }
 
+export interface DnsStandInOptions {
+  /** Loopback address to bind; default 127.0.0.1. */
+  readonly host?: string;
+  /** UDP port; default 0 (random). Tools that always ask port 53 (nmap) need 53 here. */
+  readonly port?: number;
+}
+
 /**
- * Starts the stand-in on 127.0.0.1 and a random port. `records` maps lowercase names to IPv4
- * addresses, e.g. { 'printer.test': '10.0.0.5' }.
+ * A random loopback address 127.x.y.z (x, y, z in 1..254), so that several stand-ins can listen on
+ * port 53 at once (concurrent test files) without colliding.
  */
-export async function startDnsStandIn(records: Record<string, string>): Promise<DnsStandIn> {
+export function randomLoopbackAddress(): string {
+  const octet = (): number => 1 + Math.floor(Math.random() * 254);
+  return `127.${octet()}.${octet()}.${octet()}`;
+}
+
+/**
+ * Starts the stand-in (default 127.0.0.1 and a random port). `records` maps lowercase names to
+ * IPv4 addresses, e.g. { 'printer.test': '10.0.0.5' }.
+ */
+export async function startDnsStandIn(
+  records: Record<string, string>,
+  options: DnsStandInOptions = {},
+): Promise<DnsStandIn> {
+  const bindHost = options.host ?? '127.0.0.1';
   const forward = new Map(Object.entries(records).map(([name, ip]) => [name.toLowerCase(), ip]));
   const reverse = new Map([...forward].map(([name, ip]) => [reverseName(ip), name]));
   const queries: string[] = [];
@@ -79,12 +99,18 @@ export async function startDnsStandIn(records: Record<string, string>): Promise<
       // Malformed query: no answer, as a real server might do.
     }
   });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(options.port ?? 0, bindHost, () => {
+      socket.removeListener('error', reject);
+      resolve();
+    });
+  });
   const port = socket.address().port;
   return {
-    host: '127.0.0.1',
+    host: bindHost,
     port,
-    address: `127.0.0.1:${port}`,
+    address: `${bindHost}:${port}`,
     queries,
     close: () =>
       new Promise<void>((resolve) => {
