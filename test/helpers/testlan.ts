@@ -274,7 +274,21 @@ class Lan implements TestLan {
     await this.exec(rt, [IP, 'route', 'add', `10.231.${x + 2}.0/24`, 'via', `10.231.${x + 1}.2`]);
     const farNs = await this.addNamespace(`${this.prefix}far`);
     const farMac = randomMac();
-    await run([IP, 'link', 'add', 'eth1', 'netns', rt2, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', farNs]);
+    await run([
+      IP,
+      'link',
+      'add',
+      'eth1',
+      'netns',
+      rt2,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      'eth0',
+      'netns',
+      farNs,
+    ]);
     await this.exec(rt2, [IP, 'addr', 'add', `10.231.${x + 2}.1/24`, 'dev', 'eth1']);
     await this.exec(rt2, [IP, 'link', 'set', 'eth1', 'up']);
     await this.exec(farNs, [IP, 'link', 'set', 'eth0', 'address', farMac]);
@@ -302,7 +316,21 @@ class Lan implements TestLan {
     const port = `p${++this.portCounter}`;
     const ip = options.ip ?? `10.231.${this.x}.${this.nextHostOctet++}`;
     const mac = options.mac ?? randomMac();
-    await run([IP, 'link', 'add', 'eth0', 'netns', ns, 'type', 'veth', 'peer', 'name', port, 'netns', this.routerNs]);
+    await run([
+      IP,
+      'link',
+      'add',
+      'eth0',
+      'netns',
+      ns,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      port,
+      'netns',
+      this.routerNs,
+    ]);
     await this.exec(this.routerNs, [IP, 'link', 'set', port, 'master', 'br0', 'up']);
     await this.exec(ns, [IP, 'link', 'set', 'eth0', 'address', mac]);
     await this.exec(ns, [IP, 'addr', 'add', `${ip}/24`, 'dev', 'eth0']);
@@ -365,7 +393,11 @@ class Lan implements TestLan {
         }
       }
     });
-    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const exited = new Promise<void>((resolve) => {
+      child.once('close', () => {
+        resolve();
+      });
+    });
     child.once('close', () => {
       this.processes.delete(child);
       liveProcesses.delete(child);
@@ -378,7 +410,9 @@ class Lan implements TestLan {
         if (seen !== undefined) return Promise.resolve(seen);
         return new Promise((resolve, reject) => {
           const timer = setTimeout(() => {
-            reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; got: ${lines.join(' | ')}`));
+            reject(
+              new Error(`no line matching ${pattern} within ${timeoutMs} ms; got: ${lines.join(' | ')}`),
+            );
           }, timeoutMs);
           waiters.push({
             pattern,

@@ -31,7 +31,13 @@ describe('GET /nettools/internetinfo', () => {
   });
 
   test('a normal answer: one summary line and the parsed object', async () => {
-    const info = { ip: '203.0.113.7', city: 'Zürich', region: 'Zurich', country: 'CH', org: 'AS64500 Example Net' };
+    const info = {
+      ip: '203.0.113.7',
+      city: 'Zürich',
+      region: 'Zurich',
+      country: 'CH',
+      org: 'AS64500 Example Net',
+    };
     behaviour = (res) => {
       res.setHeader('content-type', 'application/json; charset=utf-8');
       res.end(JSON.stringify(info));
@@ -48,19 +54,31 @@ describe('GET /nettools/internetinfo', () => {
   test('failures are 500 with a message saying what went wrong', async () => {
     const cases: [string, Behaviour, RegExp][] = [
       ['empty body', (res) => res.end(), /empty/],
-      ['HTTP 429', (res) => {
-        res.statusCode = 429;
-        res.end('{"error":"rate limited"}');
-      }, /HTTP 429/],
-      ['HTTP 500', (res) => {
-        res.statusCode = 500;
-        res.end();
-      }, /HTTP 500/],
+      [
+        'HTTP 429',
+        (res) => {
+          res.statusCode = 429;
+          res.end('{"error":"rate limited"}');
+        },
+        /HTTP 429/,
+      ],
+      [
+        'HTTP 500',
+        (res) => {
+          res.statusCode = 500;
+          res.end();
+        },
+        /HTTP 500/,
+      ],
       ['invalid JSON', (res) => res.end('<html>not json</html>'), /not answer with JSON/],
       ['JSON that is not an object', (res) => res.end('[1,2]'), /non-object/],
-      ['hang', (res) => {
-        hanging.push(res);
-      }, /timed out/],
+      [
+        'hang',
+        (res) => {
+          hanging.push(res);
+        },
+        /timed out/,
+      ],
     ];
     for (const [name, handler, message] of cases) {
       behaviour = handler;

@@ -22,7 +22,14 @@ interface Host {
   mac: string | null;
   state: string;
   hostnames: string[];
-  ports: { port: number; protocol: string; state: string; service: string | null; product: string | null; version: string | null }[];
+  ports: {
+    port: number;
+    protocol: string;
+    state: string;
+    service: string | null;
+    product: string | null;
+    version: string | null;
+  }[];
 }
 
 const httpServer = `
@@ -69,16 +76,25 @@ describe('POST /nettools/nmap', { skip }, () => {
       assert.equal(res.json.ip, h1.ip);
       const output = res.json.output as string[];
       assert.ok(output.every((line) => line.trim() !== ''));
-      assert.ok(output.some((line) => /^80\/tcp\s+open\s+http/.test(line)), output.join('\n'));
+      assert.ok(
+        output.some((line) => /^80\/tcp\s+open\s+http/.test(line)),
+        output.join('\n'),
+      );
       const hosts = res.json.hosts as Host[];
       assert.equal(hosts.length, 1);
-      const [host] = hosts;
-      assert.equal(host?.address, h1.ip);
-      assert.equal(host?.state, 'up');
-      assert.equal(host?.mac, h1.mac);
-      assert.deepEqual(host?.hostnames, ['web.lan.test']);
-      assert.deepEqual(host?.ports.map((p) => [p.port, p.protocol, p.state, p.service]), [[80, 'tcp', 'open', 'http']]);
-      const args = JSON.parse(server.logs.filter((l) => l.includes('"msg":"tool run"')).at(-1) ?? '{}') as { args: string[] };
+      const host = hosts[0];
+      assert.ok(host);
+      assert.equal(host.address, h1.ip);
+      assert.equal(host.state, 'up');
+      assert.equal(host.mac, h1.mac);
+      assert.deepEqual(host.hostnames, ['web.lan.test']);
+      assert.deepEqual(
+        host.ports.map((p) => [p.port, p.protocol, p.state, p.service]),
+        [[80, 'tcp', 'open', 'http']],
+      );
+      const args = JSON.parse(server.logs.filter((l) => l.includes('"msg":"tool run"')).at(-1) ?? '{}') as {
+        args: string[];
+      };
       const expected = { fast: ['-F'], normal: [], skipdiscovery: ['-Pn'] }[mode];
       assert.deepEqual(args.args.slice(0, expected.length), expected);
       assert.equal(args.args.at(-1), h1.ip);
@@ -91,8 +107,9 @@ describe('POST /nettools/nmap', { skip }, () => {
     assert.equal(res.json.mode, 'detail');
     const [host] = res.json.hosts as Host[];
     const http = host?.ports.find((p) => p.port === 80);
-    assert.equal(http?.product, 'nginx');
-    assert.equal(http?.version, '1.22.1');
+    assert.ok(http);
+    assert.equal(http.product, 'nginx');
+    assert.equal(http.version, '1.22.1');
     assert.ok((res.json.output as string[]).some((line) => line.includes('http-title: netkeep test')));
   });
 
@@ -102,7 +119,10 @@ describe('POST /nettools/nmap', { skip }, () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.ip, network);
     const hosts = res.json.hosts as Host[];
-    const up = hosts.filter((h) => h.state === 'up').map((h) => h.address).sort();
+    const up = hosts
+      .filter((h) => h.state === 'up')
+      .map((h) => h.address)
+      .sort();
     assert.deepEqual(up, [lan.gateway, lan.rootAddress, h1.ip, h2.ip].sort());
     assert.equal(hosts.find((h) => h.address === h2.ip)?.mac, h2.mac);
     assert.deepEqual(hosts.find((h) => h.address === h2.ip)?.ports, []);

@@ -10,7 +10,11 @@ async function unusedUdpPort(): Promise<number> {
   const socket = createSocket('udp4');
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  await new Promise<void>((resolve) => {
+    socket.close(() => {
+      resolve();
+    });
+  });
   return port;
 }
 
@@ -33,7 +37,9 @@ describe('POST /nettools/nslookup', () => {
   });
 
   test('forward lookup: the lines of nslookup, blank lines dropped', async () => {
-    const res = await server.request('POST', '/nettools/nslookup', { body: { devLastIP: 'printer.lan.test' } });
+    const res = await server.request('POST', '/nettools/nslookup', {
+      body: { devLastIP: 'printer.lan.test' },
+    });
     assert.equal(res.status, 200);
     const output = res.json.output as string[];
     assert.ok(output.every((line) => line.trim() !== ''));
@@ -58,7 +64,9 @@ describe('POST /nettools/nslookup', () => {
   });
 
   test('a resolver that cannot be reached is 500 with details', async () => {
-    const res = await unreachable.request('POST', '/nettools/nslookup', { body: { devLastIP: 'printer.lan.test' } });
+    const res = await unreachable.request('POST', '/nettools/nslookup', {
+      body: { devLastIP: 'printer.lan.test' },
+    });
     assert.equal(res.status, 500);
     assert.equal(res.json.error, 'Command failed');
     assert.match(String(res.json.details), /no servers could be reached/);

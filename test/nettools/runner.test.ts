@@ -90,10 +90,11 @@ describe('runner: timeout, output cap, failures', () => {
     );
     assert.equal(isAlive(sleeper), false);
     const line = runLines(server).at(-1);
-    assert.equal(line?.outcome, 'timeout');
-    assert.equal(line?.tool, 'nmap');
-    assert.ok(Array.isArray(line?.args));
-    assert.equal(typeof line?.durationMs, 'number');
+    assert.ok(line);
+    assert.equal(line.outcome, 'timeout');
+    assert.equal(line.tool, 'nmap');
+    assert.ok(Array.isArray(line.args));
+    assert.equal(typeof line.durationMs, 'number');
   });
 
   test('stdout beyond TOOL_OUTPUT_LIMIT stops the command and answers 500 Output too large', async () => {
@@ -142,12 +143,17 @@ describe('runner: concurrency limit and client disconnect', () => {
     rmSync(join(dir, 'started'), { force: true });
     const controller = new AbortController();
     const slow = server
-      .request('POST', '/nettools/nmap', { body: { scan: '127.0.0.2', mode: 'fast' }, signal: controller.signal })
+      .request('POST', '/nettools/nmap', {
+        body: { scan: '127.0.0.2', mode: 'fast' },
+        signal: controller.signal,
+      })
       .catch((err: unknown) => err);
     const { group, sleeper } = await waitStarted();
     assert.ok(processesInGroup(group).length >= 2, 'the scan and its child run');
 
-    const refused = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.5', mode: 'fast' } });
+    const refused = await server.request('POST', '/nettools/nmap', {
+      body: { scan: '127.0.0.5', mode: 'fast' },
+    });
     assert.equal(refused.status, 429);
     assert.equal(refused.json.error, 'Too Many Requests');
     assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
@@ -162,7 +168,9 @@ describe('runner: concurrency limit and client disconnect', () => {
     assert.ok(await eventually(() => runLines(server).some((line) => line.outcome === 'aborted')));
 
     // The slot is free again.
-    const next = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.4', mode: 'fast' } });
+    const next = await server.request('POST', '/nettools/nmap', {
+      body: { scan: '127.0.0.4', mode: 'fast' },
+    });
     assert.equal(next.status, 500);
     assert.equal(next.json.error, 'Command failed');
   });

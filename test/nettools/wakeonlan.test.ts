@@ -39,7 +39,8 @@ describe('POST /nettools/wakeonlan', { skip }, () => {
   /** Waits for `count` more datagrams than `from` and returns them. */
   async function packets(proc: LanProcess, from: number, count: number): Promise<string[]> {
     await proc.waitForLine(/./); // at least one line exists
-    for (let i = 0; i < 200 && proc.lines.length < from + count; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && proc.lines.length < from + count; i++)
+      await new Promise((r) => setTimeout(r, 25));
     return proc.lines.slice(from);
   }
 
@@ -75,7 +76,10 @@ describe('POST /nettools/wakeonlan', { skip }, () => {
       body: { devMac: '02:00:00:00:00:99', broadcast: lan.broadcast, port: otherPort },
     });
     assert.equal(res.status, 200);
-    assert.equal(res.json.output, `Sent magic packet to ${lan.broadcast}:${otherPort} with 02:00:00:00:00:99`);
+    assert.equal(
+      res.json.output,
+      `Sent magic packet to ${lan.broadcast}:${otherPort} with 02:00:00:00:00:99`,
+    );
     const got = await packets(otherRecorder, 1, 3);
     assert.equal(got.length, 3);
     assert.ok(got.every((line) => line.endsWith(expectedHex('02:00:00:00:00:99'))));
@@ -107,7 +111,9 @@ describe('POST /nettools/wakeonlan', { skip }, () => {
       assert.match(String(res.json.message), new RegExp(field), JSON.stringify(body));
     }
     // A good request afterwards: its 3 packets are the only new ones, so the bad ones sent nothing.
-    const res = await server.request('POST', '/nettools/wakeonlan', { body: { devMac: '02:00:00:00:00:aa' } });
+    const res = await server.request('POST', '/nettools/wakeonlan', {
+      body: { devMac: '02:00:00:00:00:aa' },
+    });
     assert.equal(res.status, 200);
     const got = await packets(recorder, before, 3);
     assert.equal(got.length, 3);
@@ -115,7 +121,10 @@ describe('POST /nettools/wakeonlan', { skip }, () => {
   });
 
   test('needs the token', async () => {
-    const res = await server.request('POST', '/nettools/wakeonlan', { body: { devMac: '02:00:00:00:00:ab' }, token: null });
+    const res = await server.request('POST', '/nettools/wakeonlan', {
+      body: { devMac: '02:00:00:00:00:ab' },
+      token: null,
+    });
     assert.equal(res.status, 403);
   });
 });
