@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { randomLoopbackAddress, startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
 import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
+import { nextToolRun, toolRuns } from '../helpers/toolruns.js';
 import { ApiError } from '../../src/http/errors.js';
 import { nmapArgs, parseNmapXml } from '../../src/nettools/nmap.js';
 
@@ -39,10 +40,6 @@ const httpServer = `
     res.end('<html><title>netkeep test</title></html>');
   }).listen(80, '0.0.0.0', () => console.log('listening'));`;
 
-function toolRuns(server: TestServer): number {
-  return server.logs.filter((line) => line.includes('"msg":"tool run"')).length;
-}
-
 describe('POST /nettools/nmap', { skip }, () => {
   let lan: TestLan;
   let dns: DnsStandIn;
@@ -69,6 +66,7 @@ describe('POST /nettools/nmap', { skip }, () => {
 
   for (const mode of ['fast', 'normal', 'skipdiscovery'] as const) {
     test(`mode ${mode}: the open port in output and hosts`, async () => {
+      const seen = toolRuns(server).length;
       const res = await server.request('POST', '/nettools/nmap', { body: { scan: h1.ip, mode } });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.json.success, true);
@@ -92,9 +90,7 @@ describe('POST /nettools/nmap', { skip }, () => {
         host.ports.map((p) => [p.port, p.protocol, p.state, p.service]),
         [[80, 'tcp', 'open', 'http']],
       );
-      const args = JSON.parse(server.logs.filter((l) => l.includes('"msg":"tool run"')).at(-1) ?? '{}') as {
-        args: string[];
-      };
+      const args = (await nextToolRun(server, seen)) as { args: string[] };
       const expected = { fast: ['-F'], normal: [], skipdiscovery: ['-Pn'] }[mode];
       assert.deepEqual(args.args.slice(0, expected.length), expected);
       assert.equal(args.args.at(-1), h1.ip);
@@ -137,7 +133,7 @@ describe('POST /nettools/nmap', { skip }, () => {
   test('bad targets, ranges and modes are 400 and start no process', async () => {
     const marker = join(tmpdir(), `netkeep-nmap-injection-${process.pid}`);
     rmSync(marker, { force: true });
-    const runs = toolRuns(server);
+    const runs = toolRuns(server).length;
     const bad: [unknown, string][] = [
       [{ scan: '10.0.0.0/19', mode: 'fast' }, 'scan'],
       [{ scan: '::/64', mode: 'fast' }, 'scan'],
@@ -168,7 +164,7 @@ describe('POST /nettools/nmap', { skip }, () => {
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.match(String(res.json.message), new RegExp(field), JSON.stringify(body));
     }
-    assert.equal(toolRuns(server), runs, 'no nmap was started');
+    assert.equal(toolRuns(server).length, runs, 'no nmap was started');
     assert.equal(existsSync(marker), false, 'no file was written');
   });
 });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually, isAlive, processesInGroup } from '../helpers/processes.js';
 import { TestServer } from '../helpers/server.js';
+import { nextToolRun, toolRuns } from '../helpers/toolruns.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'netkeep-faketools-'));
 const emptyDir = mkdtempSync(join(tmpdir(), 'netkeep-notools-'));
@@ -51,12 +52,6 @@ async function waitStarted(): Promise<{ group: number; sleeper: number }> {
   return startedPids();
 }
 
-function runLines(server: TestServer): Record<string, unknown>[] {
-  return server.logs
-    .filter((line) => line.includes('"msg":"tool run"'))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
 before(() => {
   writeFileSync(join(dir, 'nmap'), fakeNmap);
   chmodSync(join(dir, 'nmap'), 0o755);
@@ -79,6 +74,7 @@ describe('runner: timeout, output cap, failures', () => {
 
   test('a timeout answers 504 and kills the whole process group, even children ignoring SIGTERM', async () => {
     rmSync(join(dir, 'started'), { force: true });
+    const seen = toolRuns(server).length;
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.2', mode: 'fast' } });
     assert.equal(res.status, 504);
     assert.equal(res.json.error, 'Tool timed out');
@@ -89,7 +85,7 @@ describe('runner: timeout, output cap, failures', () => {
       'no process of the group is left',
     );
     assert.equal(isAlive(sleeper), false);
-    const line = runLines(server).at(-1);
+    const line = await nextToolRun(server, seen);
     assert.ok(line);
     assert.equal(line.outcome, 'timeout');
     assert.equal(line.tool, 'nmap');
@@ -98,27 +94,30 @@ describe('runner: timeout, output cap, failures', () => {
   });
 
   test('stdout beyond TOOL_OUTPUT_LIMIT stops the command and answers 500 Output too large', async () => {
+    const seen = toolRuns(server).length;
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.3', mode: 'fast' } });
     assert.equal(res.status, 500);
     assert.equal(res.json.error, 'Output too large');
-    assert.equal(runLines(server).at(-1)?.outcome, 'output-too-large');
+    assert.equal((await nextToolRun(server, seen)).outcome, 'output-too-large');
   });
 
   test('a non-zero exit answers 500 with the tail of stderr as details', async () => {
+    const seen = toolRuns(server).length;
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.4', mode: 'fast' } });
     assert.equal(res.status, 500);
     assert.equal(res.json.error, 'Command failed');
     assert.match(String(res.json.message), /exit code 3/);
     assert.equal(res.json.details, 'nmap: fake failure for the test');
-    assert.equal(runLines(server).at(-1)?.exitCode, 3);
+    assert.equal((await nextToolRun(server, seen)).exitCode, 3);
   });
 
   test('the command gets an argument array and a minimal environment', async () => {
+    const seen = toolRuns(server).length;
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.9', mode: 'fast' } });
     assert.equal(res.status, 500, 'the fake writes no XML, so the report cannot be read');
     assert.match(String(res.json.message), /XML/);
-    const line = runLines(server).at(-1);
-    const args = line?.args as string[];
+    const line = await nextToolRun(server, seen);
+    const args = line.args as string[];
     assert.equal(args[0], '-F');
     assert.equal(args.at(-1), '127.0.0.9');
     const env = readFileSync(join(dir, 'env'), 'utf8').trim().split('\n').sort();
@@ -165,7 +164,7 @@ describe('runner: concurrency limit and client disconnect', () => {
       'the scan and its child are gone after the disconnect',
     );
     assert.equal(isAlive(sleeper), false);
-    assert.ok(await eventually(() => runLines(server).some((line) => line.outcome === 'aborted')));
+    assert.ok(await eventually(() => toolRuns(server).some((line) => line.outcome === 'aborted')));
 
     // The slot is free again.
     const next = await server.request('POST', '/nettools/nmap', {
@@ -176,10 +175,10 @@ describe('runner: concurrency limit and client disconnect', () => {
   });
 
   test('a normal answer does not count as a disconnect', async () => {
-    const before = runLines(server).length;
+    const before = toolRuns(server).length;
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.4', mode: 'fast' } });
     assert.equal(res.status, 500);
-    assert.equal(runLines(server)[before]?.outcome, 'exit-nonzero');
+    assert.equal((await nextToolRun(server, before)).outcome, 'exit-nonzero');
   });
 });
 

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { speedServerScript } from '../helpers/speedserver.js';
 import { createTestLan, testLanSkipReason, type LanProcess, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
+import { nextToolRun } from '../helpers/toolruns.js';
 
 const skip = testLanSkipReason();
 if (skip) console.log(`# speedtest tests skipped: ${skip}`);
@@ -100,8 +101,9 @@ describe('GET /nettools/speedtest', { skip }, () => {
     assert.equal(res.status, 500);
     assert.equal(res.json.error, 'Command failed');
     assert.match(String(res.json.details), /Cannot retrieve speedtest configuration/);
-    const run = cli.logs.filter((line) => line.includes('"msg":"tool run"')).at(-1) ?? '';
-    assert.match(run, /"tool":"speedtest-cli","args":\["--secure","--simple"\]/);
+    const run = await nextToolRun(cli, 0);
+    assert.equal(run.tool, 'speedtest-cli');
+    assert.deepEqual(run.args, ['--secure', '--simple']);
   });
 });
 
