@@ -70,7 +70,8 @@ export async function benchNettools(): Promise<void> {
   console.log('## nettools');
   const dns = await startDnsStandIn({ 'bench.test': '127.0.0.5' });
   const server = await TestServer.start({
-    env: { DNS_SERVER: dns.address, LOG_LEVEL: 'warn', TOOL_CONCURRENCY: '8' },
+    // LOG_LEVEL stays info: TestServer waits for the 'listening' line.
+    env: { DNS_SERVER: dns.address, TOOL_CONCURRENCY: '8' },
   });
   const xmlDir = mkdtempSync(join(tmpdir(), 'netkeep-bench-'));
   try {
