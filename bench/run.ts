@@ -9,6 +9,7 @@ interface BenchModule {
 const modules: Record<string, () => Promise<BenchModule>> = {
   devices: () => import('./devices.js'),
   scan: () => import('./scan.js'),
+  nettools: () => import('./nettools.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
+import { registerDeviceListRoutes } from './devices/list-routes.js';
+import { SqliteDeviceRepository } from './devices/repository.js';
+import { registerDeviceRoutes } from './devices/routes.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
-import { SqliteDeviceRepository } from './devices/repository.js';
-import { registerDeviceListRoutes } from './devices/list-routes.js';
-import { registerDeviceRoutes } from './devices/routes.js';
-import { ApiError } from './http/errors.js';
+import { registerNettoolsRoutes } from './nettools/routes.js';
+import { ToolRunner } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
 import { registerScanRoutes } from './scanner/routes.js';
 import { Scanner } from './scanner/scanner.js';
@@ -25,27 +26,34 @@ export interface Server {
   close(): Promise<void>;
 }
 
+/** arp-scan prints ~50 bytes per host: a /16 needs ~3 MB, more than TOOL_OUTPUT_LIMIT's default. */
+const discoveryOutputLimit = 16 * 1024 * 1024;
+
 export async function createServer(config: Config, logger: Logger): Promise<Server> {
   const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
 
-  // Feature wiring (devices, network tools, presence scanning) goes here.
   const devices = new SqliteDeviceRepository(db);
   registerDeviceRoutes(app, devices);
   registerDeviceListRoutes(app, devices);
 
-  // --- presence scanning (src/scanner) -------------------------------------------------------
-  // TODO(lead): use the shared runner: replace this placeholder with an adapter over
-  // src/nettools/runner.ts (see docs/api/scanning.md, "Wiring"). Until then every cycle fails
-  // with this 503 and changes nothing.
-  const scanRunTool: RunTool = async () => {
-    throw new ApiError(503, 'Unavailable', 'not wired yet');
-  };
-  const scanner = new Scanner({ db, config, logger, runTool: scanRunTool });
+  const runner = new ToolRunner({
+    toolPath: config.TOOL_PATH,
+    concurrency: config.TOOL_CONCURRENCY,
+    queue: config.TOOL_QUEUE,
+    outputLimit: config.TOOL_OUTPUT_LIMIT,
+    logger: logger.child({ component: 'nettools' }),
+  });
+  registerNettoolsRoutes(app, { config, runner });
+
+  // Presence discovery goes through the same runner as every tool (no shell, process-group kill,
+  // concurrency limit). A non-zero exit is a result here: discovery reads the reason from stderr.
+  const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
+    runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
+  const scanner = new Scanner({ db, config, logger: logger.child({ component: 'scanner' }), runTool });
   registerScanRoutes(app, scanner);
   scanner.start();
-  // --- end presence scanning -------------------------------------------------------------------
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
@@ -53,8 +61,13 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       const deadline = new Promise<void>((resolve) =>
         setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS).unref(),
       );
-      await Promise.race([app.close(), deadline]);
+      const closed = app.close();
+      await Promise.race([closed, deadline]);
+      // Commands still running after the grace period are stopped (whole process groups); their
+      // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await runner.killAll();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (db.open) db.close();
     })();
     return closing;

@@ -1,0 +1,200 @@
+/**
+ * nmap port scan of one address or a CIDR range. Arguments, in this order:
+ *   <mode flags>          fast: -F, normal: none, detail: -A, skipdiscovery: -Pn (exact, case-sensitive)
+ *   -6                    for an IPv6 target
+ *   --dns-servers <ip>    when DNS_SERVER is set, so reverse lookups of the hosts found go to the
+ *                         configured resolver instead of the system one (nmap always asks port 53)
+ *   -oX <file>            XML in a fresh private temp directory, parsed into `hosts`, then removed
+ *   <target>              the validated address or range, last
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
+import { ApiError } from '../http/errors.js';
+import { parseScanTarget } from '../validation.js';
+import { parseDnsServer } from './nslookup.js';
+import type { ToolRunner } from './runner.js';
+
+export const nmapModes = {
+  fast: ['-F'],
+  normal: [],
+  detail: ['-A'],
+  skipdiscovery: ['-Pn'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type NmapMode = keyof typeof nmapModes;
+
+export interface NmapOptions {
+  readonly maxHosts: number;
+  readonly timeoutMs: number;
+  /** DNS_SERVER ('' for the system resolver). */
+  readonly dnsServer: string;
+  /** Effective user id of the server process (process.getuid()); -A needs root. */
+  readonly uid: number | undefined;
+}
+
+export interface NmapPort {
+  port: number;
+  protocol: string;
+  state: string | null;
+  service: string | null;
+  product: string | null;
+  version: string | null;
+}
+
+export interface NmapHost {
+  address: string | null;
+  addressType: string | null;
+  mac: string | null;
+  vendor: string | null;
+  hostnames: string[];
+  state: string | null;
+  ports: NmapPort[];
+}
+
+export interface NmapResult {
+  success: true;
+  mode: NmapMode;
+  ip: string;
+  output: string[];
+  hosts: NmapHost[];
+}
+
+function isMode(mode: string): mode is NmapMode {
+  return Object.hasOwn(nmapModes, mode);
+}
+
+/** Validates the request (400 naming the field) and builds the arguments before the XML file. */
+export function nmapArgs(
+  scan: string,
+  mode: string,
+  options: NmapOptions,
+): { mode: NmapMode; args: string[]; target: string } {
+  if (!isMode(mode)) {
+    throw ApiError.badRequest(
+      `Invalid field 'mode': expected one of ${Object.keys(nmapModes).join(', ')} (exact, lowercase).`,
+    );
+  }
+  const target = parseScanTarget(scan);
+  if (target === null) {
+    throw ApiError.badRequest(
+      "Invalid field 'scan': expected an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24.",
+    );
+  }
+  if (target.size > options.maxHosts) {
+    throw ApiError.badRequest(
+      `Invalid field 'scan': the range covers ${target.size} addresses; at most ${options.maxHosts} (NMAP_MAX_HOSTS) are allowed.`,
+    );
+  }
+  if (mode === 'detail' && options.uid !== 0) {
+    // -A includes OS detection (-O), which needs raw sockets: without root nmap quits at once with
+    // "requires root privileges". Say so clearly instead of passing on that failure.
+    throw new ApiError(
+      503,
+      'Insufficient privileges',
+      "nmap mode 'detail' (-A) needs root privileges for OS detection; run netkeep as root, or use another mode.",
+    );
+  }
+  const dns = parseDnsServer(options.dnsServer);
+  return {
+    mode,
+    args: [
+      ...nmapModes[mode],
+      ...(target.version === 6 ? ['-6'] : []),
+      ...(dns ? ['--dns-servers', dns.host] : []),
+    ],
+    target: target.target,
+  };
+}
+
+const xmlParser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  parseAttributeValue: false,
+  isArray: (name) => ['host', 'address', 'hostname', 'port'].includes(name),
+});
+
+type XmlNode = Record<string, unknown>;
+
+function node(value: unknown): XmlNode {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as XmlNode) : {};
+}
+function nodes(value: unknown): XmlNode[] {
+  return Array.isArray(value) ? value.map(node) : [];
+}
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** The hosts of an nmap XML report in the shape of DESIGN.md section 5. */
+export function parseNmapXml(xml: string): NmapHost[] {
+  const root = node(node(xmlParser.parse(xml)).nmaprun);
+  return nodes(root.host).map((host) => {
+    const addresses = nodes(host.address);
+    const ip = addresses.find((a) => a.addrtype === 'ipv4' || a.addrtype === 'ipv6');
+    const mac = addresses.find((a) => a.addrtype === 'mac');
+    return {
+      address: text(ip?.addr),
+      addressType: text(ip?.addrtype),
+      mac: text(mac?.addr)?.toLowerCase() ?? null,
+      vendor: text(mac?.vendor),
+      hostnames: nodes(node(host.hostnames).hostname)
+        .map((h) => text(h.name))
+        .filter((name): name is string => name !== null),
+      state: text(node(host.status).state),
+      ports: nodes(node(host.ports).port).map((port) => {
+        const service = node(port.service);
+        return {
+          port: Number(port.portid),
+          protocol: text(port.protocol) ?? 'tcp',
+          state: text(node(port.state).state),
+          service: text(service.name),
+          product: text(service.product),
+          version: text(service.version),
+        };
+      }),
+    };
+  });
+}
+
+export async function nmap(
+  runner: ToolRunner,
+  scan: string,
+  mode: string,
+  options: NmapOptions,
+  signal?: AbortSignal,
+): Promise<NmapResult> {
+  const built = nmapArgs(scan, mode, options);
+  runner.binary('nmap'); // 503 before creating anything when nmap is missing
+  const dir = await mkdtemp(join(tmpdir(), 'netkeep-nmap-'));
+  try {
+    const xmlFile = join(dir, 'scan.xml');
+    const result = await runner.run({
+      tool: 'nmap',
+      args: [...built.args, '-oX', xmlFile, built.target],
+      timeoutMs: options.timeoutMs,
+      signal,
+    });
+    let hosts: NmapHost[];
+    try {
+      hosts = parseNmapXml(await readFile(xmlFile, 'utf8'));
+    } catch (err) {
+      throw new ApiError(
+        500,
+        'Command failed',
+        'nmap finished but its XML report could not be read.',
+        err instanceof Error ? err.message : String(err),
+      );
+    }
+    return {
+      success: true,
+      mode: built.mode,
+      ip: scan,
+      output: result.stdout.split('\n').filter((line) => line.trim() !== ''),
+      hosts,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * nslookup of an IP address (reverse) or a hostname (forward), against DNS_SERVER when set.
+ * nslookup writes its errors to stdout and exits 1 both for "no such name" (a result) and for an
+ * unreachable resolver (a failure), so the outcome is decided from the output, not the exit code.
+ */
+import { ApiError } from '../http/errors.js';
+import { ipVersion, isHostname } from '../validation.js';
+import type { ToolRunner } from './runner.js';
+import { tail } from './runner.js';
+
+export interface NslookupOptions {
+  /** DNS_SERVER: '' (system resolver), 'host' or 'host:port' / '[v6]:port'. */
+  readonly server: string;
+  readonly timeoutMs: number;
+}
+
+export interface DnsServer {
+  readonly host: string;
+  readonly port: number | undefined;
+}
+
+/** Parses DNS_SERVER: an IP literal, optionally with a port; undefined when empty. */
+export function parseDnsServer(value: string): DnsServer | undefined {
+  if (value === '') return undefined;
+  let host = value;
+  let portText: string | undefined;
+  const bracketed = /^\[([^\]]+)\](?::([0-9]+))?$/.exec(value);
+  if (bracketed?.[1] !== undefined) {
+    host = bracketed[1];
+    portText = bracketed[2];
+  } else if (/^[^:]+:[0-9]+$/.test(value)) {
+    [host = '', portText] = value.split(':');
+  }
+  const port = portText === undefined ? undefined : Number(portText);
+  if (
+    ipVersion(host) === null ||
+    (port !== undefined && (!/^[1-9][0-9]{0,4}$/.test(portText ?? '') || port > 65535))
+  ) {
+    throw new ApiError(
+      500,
+      'Configuration error',
+      `DNS_SERVER must be an IP address, optionally with a port (e.g. 192.168.1.1 or 192.168.1.1:5353); got '${value}'.`,
+    );
+  }
+  return { host, port };
+}
+
+/** Validates the name (400 naming the field) and builds the argument array. */
+export function nslookupArgs(name: string, options: NslookupOptions): string[] {
+  if (name.startsWith('-') || (ipVersion(name) === null && !isHostname(name))) {
+    throw ApiError.badRequest(
+      "Invalid field 'devLastIP': expected an IP address or a hostname (RFC 1123 labels, at most 253 characters).",
+    );
+  }
+  const server = parseDnsServer(options.server);
+  // nslookup tries a query 3 times; a per-try timeout of a quarter of the limit lets it finish
+  // (and report "no servers could be reached") before the runner's limit stops it.
+  const perTry = Math.max(1, Math.floor(options.timeoutMs / 4000));
+  return [
+    `-timeout=${perTry}`,
+    ...(server?.port !== undefined ? [`-port=${server.port}`] : []),
+    name,
+    ...(server ? [server.host] : []),
+  ];
+}
+
+/**
+ * Lines that show the resolver answered, even without a record: "** server can't find x: NXDOMAIN"
+ * and "*** Can't find x: No answer". With one of them, a non-zero exit is a result, not a failure.
+ */
+const answeredWithoutRecord = /server can't find|can't find .*: no answer/i;
+
+export async function nslookup(
+  runner: ToolRunner,
+  name: string,
+  options: NslookupOptions,
+  signal?: AbortSignal,
+): Promise<{ success: true; output: string[] }> {
+  const args = nslookupArgs(name, options);
+  const result = await runner.run({
+    tool: 'nslookup',
+    args,
+    timeoutMs: options.timeoutMs,
+    signal,
+    allowNonZeroExit: true,
+  });
+  const output = result.stdout.split('\n').filter((line) => line.trim() !== '');
+  const reached = !/no servers could be reached/i.test(result.stdout);
+  if (!reached || (result.exitCode !== 0 && !answeredWithoutRecord.test(result.stdout))) {
+    throw new ApiError(
+      500,
+      'Command failed',
+      `nslookup could not get an answer from the resolver (exit code ${result.exitCode}).`,
+      tail([result.stderr, result.stdout].filter((text) => text.trim() !== '').join('\n')),
+    );
+  }
+  return { success: true, output };
+}

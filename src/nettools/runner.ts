@@ -1,0 +1,393 @@
+/**
+ * THE tool runner: every OS command netkeep starts (nmap, traceroute, nslookup, speedtest-cli,
+ * arp-scan) goes through `ToolRunner.run`. It owns the safety rules of DESIGN.md section 3 so that
+ * no tool module can forget one:
+ *
+ * - binaries are resolved once, at construction, by searching TOOL_PATH; a missing one answers 503
+ *   naming the Debian package to install;
+ * - `spawn` with an argument array, never a shell, and an environment of only LC_ALL=C and PATH;
+ * - each command in its own process group (`detached`), so a timeout, an abort or `killAll()` can
+ *   kill the command together with every child it forked (SIGTERM, then SIGKILL after a grace);
+ * - a time limit (504), a stdout cap (500 "Output too large"), an AbortSignal (client gone);
+ * - a global concurrency limit with a short queue; beyond it 429 with Retry-After;
+ * - one structured log line per run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { ApiError } from '../http/errors.js';
+
+/** The Debian package that provides each command, for the 503 answer. */
+export const toolPackages = {
+  nmap: 'nmap',
+  traceroute: 'traceroute',
+  nslookup: 'dnsutils',
+  'speedtest-cli': 'speedtest-cli',
+  'arp-scan': 'arp-scan',
+} as const;
+
+export type ToolName = keyof typeof toolPackages;
+
+export interface ToolRunnerOptions {
+  /** Colon-separated directories searched once for the binaries (TOOL_PATH); also the child's PATH. */
+  readonly toolPath: string;
+  /** Commands that may run at once (TOOL_CONCURRENCY). */
+  readonly concurrency: number;
+  /** Requests that may wait for a slot (TOOL_QUEUE); beyond it run() answers 429. */
+  readonly queue: number;
+  /** Default stdout cap in bytes (TOOL_OUTPUT_LIMIT). */
+  readonly outputLimit: number;
+  readonly logger: Logger;
+  /** Time between SIGTERM and SIGKILL of a group being stopped. Default 2000 ms. */
+  readonly killGraceMs?: number;
+  /** Seconds announced in Retry-After on a 429. Default 5. */
+  readonly retryAfterSeconds?: number;
+}
+
+export interface RunOptions {
+  readonly tool: ToolName;
+  /** Arguments, built only from validated values. Never passed through a shell. */
+  readonly args: readonly string[];
+  /** Time limit of the command (504 after it). */
+  readonly timeoutMs: number;
+  /** Aborting (e.g. client disconnected) stops the command or takes it out of the queue. */
+  readonly signal?: AbortSignal;
+  /** Stdout cap in bytes for this run; default the runner's outputLimit. */
+  readonly outputLimit?: number;
+  /**
+   * Resolve with the result instead of answering 500 when the exit code is not 0, for tools whose
+   * non-zero exits can be results (nslookup's NXDOMAIN). The caller then decides.
+   */
+  readonly allowNonZeroExit?: boolean;
+}
+
+export interface RunResult {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number;
+  readonly durationMs: number;
+}
+
+/** Bytes of stderr kept (and returned as `details`): the tail is what explains a failure. */
+const stderrKeep = 2048;
+
+type Outcome =
+  'ok' | 'exit-nonzero' | 'timeout' | 'output-too-large' | 'aborted' | 'shutdown' | 'spawn-error';
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** The tail of a text, at most `limit` characters, starting at a line boundary when possible. */
+export function tail(text: string, limit = stderrKeep): string {
+  const trimmed = text.trimEnd();
+  if (trimmed.length <= limit) return trimmed;
+  const cut = trimmed.slice(-limit);
+  const newline = cut.indexOf('\n');
+  return newline >= 0 && newline < cut.length - 1 ? cut.slice(newline + 1) : cut;
+}
+
+export class ToolRunner {
+  private readonly paths = new Map<ToolName, string>();
+  private readonly running = new Set<ChildProcess>();
+  private readonly waiting: Waiter[] = [];
+  private active = 0;
+  private shuttingDown = false;
+  private readonly killGraceMs: number;
+  private readonly retryAfter: string;
+
+  constructor(private readonly options: ToolRunnerOptions) {
+    this.killGraceMs = options.killGraceMs ?? 2000;
+    this.retryAfter = String(options.retryAfterSeconds ?? 5);
+    for (const tool of Object.keys(toolPackages) as ToolName[]) {
+      const found = findExecutable(tool, options.toolPath);
+      if (found !== undefined) this.paths.set(tool, found);
+    }
+  }
+
+  /** True when the tool's binary was found at start. */
+  isInstalled(tool: ToolName): boolean {
+    return this.paths.has(tool);
+  }
+
+  /** Absolute path of a tool, or the 503 that names the package to install. */
+  binary(tool: ToolName): string {
+    const path = this.paths.get(tool);
+    if (path === undefined) {
+      throw new ApiError(
+        503,
+        'Tool not installed',
+        `${tool} is not installed on the server: install the Debian package '${toolPackages[tool]}' (apt-get install ${toolPackages[tool]}).`,
+      );
+    }
+    return path;
+  }
+
+  /** Commands running now and requests waiting for a slot (for tests and metrics). */
+  get load(): { running: number; waiting: number } {
+    return { running: this.active, waiting: this.waiting.length };
+  }
+
+  /**
+   * Runs one command. Resolves with its output when it exits 0 (or any code with
+   * allowNonZeroExit); otherwise rejects with an ApiError: 503 not installed, 429 saturated,
+   * 504 timed out, 500 failed or output too large, 499 aborted by the client.
+   */
+  async run(options: RunOptions): Promise<RunResult> {
+    const binary = this.binary(options.tool);
+    if (this.shuttingDown) throw shutdownError();
+    options.signal?.throwIfAborted();
+    await this.acquire(options.signal);
+    try {
+      return await this.execute(binary, options);
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Stops every running command (whole process groups) and refuses queued and new ones. */
+  async killAll(): Promise<void> {
+    this.shuttingDown = true;
+    for (const waiter of this.waiting.splice(0)) waiter.reject(shutdownError());
+    const exits = [...this.running].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) {
+            resolve();
+            return;
+          }
+          child.once('close', () => {
+            resolve();
+          });
+          this.stopGroup(child);
+        }),
+    );
+    await Promise.all(exits);
+  }
+
+  private async acquire(signal: AbortSignal | undefined): Promise<void> {
+    if (this.active < this.options.concurrency) {
+      this.active++;
+      return;
+    }
+    if (this.waiting.length >= this.options.queue) {
+      throw new ApiError(
+        429,
+        'Too Many Requests',
+        'Too many network tool commands are running or waiting; try again later.',
+        undefined,
+        { 'Retry-After': this.retryAfter },
+      );
+    }
+    await new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject,
+      };
+      const onAbort = (): void => {
+        const index = this.waiting.indexOf(waiter);
+        if (index >= 0) this.waiting.splice(index, 1);
+        reject(abortedError());
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    // The slot passes straight to the next waiter, so `active` stays the same.
+    if (next) next.resolve();
+    else this.active--;
+  }
+
+  /** SIGTERM to the whole group now, SIGKILL to it after the grace period. */
+  private stopGroup(child: ChildProcess): void {
+    signalGroup(child, 'SIGTERM');
+    const timer = setTimeout(() => {
+      signalGroup(child, 'SIGKILL');
+    }, this.killGraceMs);
+    timer.unref();
+    child.once('exit', () => {
+      clearTimeout(timer);
+    });
+  }
+
+  private execute(binary: string, options: RunOptions): Promise<RunResult> {
+    const started = performance.now();
+    const limit = options.outputLimit ?? this.options.outputLimit;
+    const child = spawn(binary, options.args, {
+      env: { LC_ALL: 'C', PATH: this.options.toolPath },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      shell: false,
+      cwd: '/',
+    });
+    this.running.add(child);
+
+    return new Promise<RunResult>((resolve, reject) => {
+      const stdout: Buffer[] = [];
+      let stdoutBytes = 0;
+      let stderr = '';
+      let stopReason: Outcome | undefined;
+      let spawnError: Error | undefined;
+
+      const stop = (reason: Outcome): void => {
+        if (stopReason !== undefined) return;
+        stopReason = reason;
+        this.stopGroup(child);
+      };
+      const timer = setTimeout(() => {
+        stop('timeout');
+      }, options.timeoutMs);
+      const onAbort = (): void => {
+        stop(this.shuttingDown ? 'shutdown' : 'aborted');
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (stopReason !== undefined) return;
+        stdoutBytes += chunk.length;
+        if (stdoutBytes > limit) {
+          stop('output-too-large');
+          return;
+        }
+        stdout.push(chunk);
+      });
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (chunk: string) => {
+        // Keep only a bounded tail: stderr is for `details`, not for the answer.
+        stderr = (stderr + chunk).slice(-4 * stderrKeep);
+      });
+      child.once('error', (err) => {
+        spawnError = err;
+      });
+      child.once('exit', () => {
+        // Children the tool forked may outlive it in its group: remove them, whatever the outcome.
+        signalGroup(child, 'SIGKILL');
+      });
+      child.once('close', (code, signal) => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        this.running.delete(child);
+        if (this.shuttingDown && stopReason === undefined && signal !== null) stopReason = 'shutdown';
+        const durationMs = Math.round(performance.now() - started);
+        const text = Buffer.concat(stdout).toString('utf8');
+        const exitCode = code ?? -1;
+        let outcome: Outcome = stopReason ?? (exitCode === 0 ? 'ok' : 'exit-nonzero');
+        if (spawnError) outcome = 'spawn-error';
+        this.options.logger.info(
+          { tool: options.tool, args: options.args, durationMs, exitCode: code, signal, outcome },
+          'tool run',
+        );
+        const details = tail(stderr) || tail(text);
+        switch (outcome) {
+          case 'timeout':
+            reject(
+              new ApiError(
+                504,
+                'Tool timed out',
+                `${options.tool} timed out after ${options.timeoutMs} ms and was stopped.`,
+                details || undefined,
+              ),
+            );
+            return;
+          case 'output-too-large':
+            // 500: the command "failed" from the client's view (interface: command failure → 500);
+            // nothing the client sent was too large, so no 4xx fits.
+            reject(
+              new ApiError(
+                500,
+                'Output too large',
+                `${options.tool} produced more than ${limit} bytes of output and was stopped.`,
+              ),
+            );
+            return;
+          case 'aborted':
+            reject(abortedError());
+            return;
+          case 'shutdown':
+            reject(shutdownError());
+            return;
+          case 'spawn-error':
+            reject(
+              new ApiError(
+                500,
+                'Command failed',
+                `${options.tool} could not be started: ${spawnError?.message ?? 'unknown error'}.`,
+              ),
+            );
+            return;
+          case 'exit-nonzero':
+            if (!options.allowNonZeroExit) {
+              reject(
+                new ApiError(
+                  500,
+                  'Command failed',
+                  `${options.tool} failed (${signal !== null ? `signal ${signal}` : `exit code ${exitCode}`}).`,
+                  details || undefined,
+                ),
+              );
+              return;
+            }
+            break;
+          case 'ok':
+            break;
+        }
+        resolve({ stdout: text, stderr: tail(stderr, 4 * stderrKeep), exitCode, durationMs });
+      });
+    });
+  }
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    // A negative pid addresses the process group the detached child leads.
+    process.kill(-child.pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+function abortedError(): ApiError {
+  return new ApiError(499, 'Client Closed Request', 'The client disconnected; the command was stopped.');
+}
+
+function shutdownError(): ApiError {
+  return new ApiError(503, 'Shutting down', 'The server is shutting down; the command was stopped.');
+}
+
+/** The first executable regular file named `name` in the colon-separated `searchPath`. */
+export function findExecutable(name: string, searchPath: string): string | undefined {
+  for (const dir of searchPath.split(':')) {
+    if (!dir.startsWith('/')) continue; // only absolute directories: the cwd must not matter
+    const candidate = join(dir, name);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      continue;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * An AbortSignal that fires when the client goes away before the response was sent, for
+ * `RunOptions.signal`. It listens on the response's 'close' (emitted when the socket closes or the
+ * response ends) and fires only when the response had not ended, so a normal answer never aborts.
+ */
+export function disconnectSignal(response: NodeJS.EventEmitter & { writableEnded: boolean }): AbortSignal {
+  const controller = new AbortController();
+  response.once('close', () => {
+    if (!response.writableEnded) controller.abort(abortedError());
+  });
+  return controller.signal;
+}

@@ -1,0 +1,20 @@
+/**
+ * The runner's "tool run" log lines of a TestServer. The server writes the line before it answers,
+ * but the test reads the server's stdout asynchronously, so a test waits for the line it expects.
+ */
+import { eventually } from './processes.js';
+import type { TestServer } from './server.js';
+
+export function toolRuns(server: TestServer): Record<string, unknown>[] {
+  return server.logs
+    .filter((line) => line.includes('"msg":"tool run"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** The run logged after the first `seen` ones (waits for it, bounded). */
+export async function nextToolRun(server: TestServer, seen: number): Promise<Record<string, unknown>> {
+  await eventually(() => toolRuns(server).length > seen);
+  const line = toolRuns(server)[seen];
+  if (line === undefined) throw new Error(`no tool run logged after ${seen}`);
+  return line;
+}
