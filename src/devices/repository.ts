@@ -45,6 +45,35 @@ export interface DeviceStats {
   readonly devPresenceHours: number;
 }
 
+/** Period statistics with what the view cache needs to advance presence hours in time. */
+interface PeriodStats {
+  readonly stats: DeviceStats;
+  /** Connected seconds within the period up to `now`. */
+  readonly seconds: number;
+  /** Open sessions with a known start (each adds one second per second). */
+  readonly openSessions: number;
+  /** Storage time of the latest open session's start, or null. */
+  readonly latestOpenStart: string | null;
+}
+
+interface ComputedView extends Omit<PeriodStats, 'stats'> {
+  readonly view: DeviceView;
+}
+
+interface CachedView extends ComputedView {
+  /** Unix seconds at which `seconds` was computed. */
+  readonly atSeconds: number;
+}
+
+/**
+ * Moves whenever the database may have changed: total_changes() with every write on this
+ * connection (repository, scanner), data_version with every commit by another connection.
+ */
+const changeStampSql = 'SELECT total_changes() AS changes, data_version AS version FROM pragma_data_version';
+
+/** Entries kept before the cache starts over (a view is ~2 KB; 20,000 is ~40 MB at most). */
+const viewCacheLimit = 20_000;
+
 /** One element of devChildrenDynamic / devChildrenNicsDynamic. */
 export interface DeviceChild {
   readonly devMac: string;
@@ -143,8 +172,9 @@ const copiedColumns = storedFields
  * after the period start.
  */
 const eventInPeriod = 'eve_MAC = @mac AND eve_DateTime >= @start';
-const sessionInPeriod = `ses_MAC = @mac
-      AND (ses_DateTimeDisconnection IS NULL OR ses_StillConnected = 1 OR ses_DateTimeDisconnection > @start)`;
+/** A session is open while it has no disconnection time or is flagged still connected. */
+const sessionOpen = '(ses_DateTimeDisconnection IS NULL OR ses_StillConnected = 1)';
+const sessionInPeriod = `ses_MAC = @mac AND (${sessionOpen} OR ses_DateTimeDisconnection > @start)`;
 
 /**
  * Every SQL text the repository runs, exported so that a test can check with EXPLAIN QUERY PLAN
@@ -182,10 +212,13 @@ export const deviceSql = {
     FROM Events WHERE ${eventInPeriod}`,
   // An open session ends "now". Its start is clipped to the period start. A session with no connection time counts
   // but adds no hours (MAX with NULL is NULL, which SUM skips): its length is unknown.
+  // openSessions / latestOpenStart let the view cache advance the hours without a query: each open
+  // session that started before `now` adds exactly one second per second.
   sessionStats: `SELECT COUNT(*) AS sessions,
-      TOTAL(MAX(0, unixepoch(CASE WHEN ses_DateTimeDisconnection IS NULL OR ses_StillConnected = 1
-                                  THEN @now ELSE ses_DateTimeDisconnection END)
-                   - unixepoch(MAX(ses_DateTimeConnection, @start)))) AS seconds
+      TOTAL(MAX(0, unixepoch(CASE WHEN ${sessionOpen} THEN @now ELSE ses_DateTimeDisconnection END)
+                   - unixepoch(MAX(ses_DateTimeConnection, @start)))) AS seconds,
+      COUNT(ses_DateTimeConnection) FILTER (WHERE ${sessionOpen}) AS openSessions,
+      MAX(ses_DateTimeConnection) FILTER (WHERE ${sessionOpen}) AS latestOpenStart
     FROM Sessions WHERE ${sessionInPeriod}`,
   // Newest first in the order of Events_mac_time (time, then type, then rowid, all descending), so
   // a page is a backward walk of the index with no sort; ties within one second are thus ordered
@@ -255,8 +288,11 @@ export class SqliteDeviceRepository implements DeviceRepository {
   >;
   private readonly sessionStatsStmt: Statement<
     [{ mac: string; start: string; now: string }],
-    { sessions: number; seconds: number }
+    { sessions: number; seconds: number; openSessions: number; latestOpenStart: string | null }
   >;
+  private readonly changeStampStmt: Statement<[], { changes: number; version: number }>;
+  private readonly viewCache = new Map<string, CachedView>();
+  private cacheStamp = '';
   private readonly deleteScanStateStmt: Statement<[string]>;
   private readonly eventsPageStmt: Statement<[{ mac: string; start: string } & Page], EventRow>;
   private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
@@ -286,6 +322,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.childrenStmt = db.prepare(deviceSql.children);
     this.eventCountsStmt = db.prepare(deviceSql.eventCounts);
     this.sessionStatsStmt = db.prepare(deviceSql.sessionStats);
+    this.changeStampStmt = db.prepare(changeStampSql);
     this.deleteScanStateStmt = db.prepare(deviceSql.deleteScanState);
     this.eventsPageStmt = db.prepare(deviceSql.eventsPage);
     this.eventsTotalStmt = db
@@ -338,17 +375,50 @@ export class SqliteDeviceRepository implements DeviceRepository {
     });
   }
 
+  /**
+   * GET for `period=all` is served from a cache, because with no period window nothing in the view
+   * depends on the time except the hours of open sessions, which grow by one second per second
+   * each. An entry lives while the database is unchanged (changeStamp) and is exact: the answer is
+   * the one the queries would give. Other periods move their window with the clock, so they are
+   * always computed.
+   */
   get(mac: string, period: Period, now: Date): DeviceView | undefined {
+    if (period !== 'all') return this.computeView(mac, period, now)?.view;
+    const stamp = this.changeStampStmt.get();
+    const stampText = `${stamp?.changes ?? 0}:${stamp?.version ?? 0}`;
+    if (stampText !== this.cacheStamp) {
+      this.viewCache.clear();
+      this.cacheStamp = stampText;
+    }
+    const nowSeconds = Math.floor(now.getTime() / 1000);
+    const hit = this.viewCache.get(mac);
+    if (hit !== undefined) {
+      const seconds = hit.seconds + hit.openSessions * (nowSeconds - hit.atSeconds);
+      return { ...hit.view, devPresenceHours: presenceHours(seconds) };
+    }
+    const computed = this.computeView(mac, period, now);
+    if (computed === undefined) return undefined;
+    // An open session dated in the future adds nothing until it starts: not linear, not cached.
+    if (computed.latestOpenStart === null || computed.latestOpenStart <= dbTime(now)) {
+      if (this.viewCache.size >= viewCacheLimit) this.viewCache.clear();
+      this.viewCache.set(mac, { ...computed, atSeconds: nowSeconds });
+    }
+    return computed.view;
+  }
+
+  private computeView(mac: string, period: Period, now: Date): ComputedView | undefined {
     const row = this.selectStmt.get(mac);
     if (row === undefined) return undefined;
     const children = this.listChildren(mac);
-    return {
+    const { stats, seconds, openSessions, latestOpenStart } = this.periodStats(mac, period, now);
+    const view: DeviceView = {
       ...rowToJson(row),
       devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
-      ...this.stats(mac, period, now),
+      ...stats,
       devChildrenDynamic: children,
       devChildrenNicsDynamic: children.filter((c) => c.devParentRelType === 'nic'),
     };
+    return { view, seconds, openSessions, latestOpenStart };
   }
 
   exists(mac: string): boolean {
@@ -448,16 +518,31 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   stats(mac: string, period: Period, now: Date): DeviceStats {
+    return this.periodStats(mac, period, now).stats;
+  }
+
+  private periodStats(mac: string, period: Period, now: Date): PeriodStats {
     const start = periodStart(period, now) ?? '';
     const events = this.eventCountsStmt.get({ mac, start });
     const sessions = this.sessionStatsStmt.get({ mac, start, now: dbTime(now) });
+    const seconds = sessions?.seconds ?? 0;
     return {
-      devSessions: sessions?.sessions ?? 0,
-      devEvents: events?.events ?? 0,
-      devDownAlerts: events?.downAlerts ?? 0,
-      devPresenceHours: Math.round((sessions?.seconds ?? 0) / 36) / 100,
+      stats: {
+        devSessions: sessions?.sessions ?? 0,
+        devEvents: events?.events ?? 0,
+        devDownAlerts: events?.downAlerts ?? 0,
+        devPresenceHours: presenceHours(seconds),
+      },
+      seconds,
+      openSessions: sessions?.openSessions ?? 0,
+      latestOpenStart: sessions?.latestOpenStart ?? null,
     };
   }
+}
+
+/** Hours with 2 decimals. */
+function presenceHours(seconds: number): number {
+  return Math.round(seconds / 36) / 100;
 }
 
 /** The repository's own guard: a change may only name an editable catalogue field. */

@@ -102,3 +102,61 @@ describe('SqliteDeviceRepository on a real database file', () => {
     }
   });
 });
+
+describe('the period=all view cache gives exactly the uncached answer', () => {
+  let dir: string;
+  let db: Database;
+  let repo: SqliteDeviceRepository;
+  const mac = '02:00:00:00:0c:01';
+  const now = Date.UTC(2024, 5, 15, 12, 0, 0);
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'netkeep-cache-'));
+    db = openDatabase(join(dir, 'netkeep.db'));
+    repo = new SqliteDeviceRepository(db);
+    assert.equal(repo.create(mac, {}, new Date(now)), 'created');
+    seedHistory(db, mac, history(now));
+  });
+  after(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function uncached(at: number): ReturnType<SqliteDeviceRepository['stats']> {
+    return repo.stats(mac, 'all', new Date(at));
+  }
+
+  test('open sessions keep growing between two reads of a cached view', () => {
+    const first = repo.get(mac, 'all', new Date(now));
+    const later = now + 3 * 3_600_000 + 17_000;
+    const second = repo.get(mac, 'all', new Date(later));
+    assert.ok(first && second);
+    assert.equal(first.devPresenceHours, uncached(now).devPresenceHours);
+    assert.equal(second.devPresenceHours, uncached(later).devPresenceHours);
+    assert.notEqual(second.devPresenceHours, first.devPresenceHours);
+  });
+
+  test('a write on this connection is seen by the next read', () => {
+    repo.get(mac, 'all', new Date(now));
+    assert.ok(repo.updateColumn(mac, 'devName', 'renamed'));
+    assert.equal(repo.get(mac, 'all', new Date(now))?.devName, 'renamed');
+  });
+
+  test('a commit by another connection (another process, the sqlite3 CLI) is seen by the next read', () => {
+    const before = repo.get(mac, 'all', new Date(now));
+    const other = openDatabase(join(dir, 'netkeep.db'));
+    other
+      .prepare(
+        "INSERT INTO Events (eve_MAC, eve_DateTime, eve_EventType) VALUES (?, '2024-06-15 11:00:00', 'Device Down')",
+      )
+      .run(mac);
+    other.close();
+    const after = repo.get(mac, 'all', new Date(now));
+    assert.ok(before && after);
+    assert.equal(after.devDownAlerts, before.devDownAlerts + 1);
+    assert.equal(after.devEvents, before.devEvents + 1);
+    assert.deepEqual(
+      { ...after, devPresenceHours: 0 },
+      { ...before, devDownAlerts: after.devDownAlerts, devEvents: after.devEvents, devPresenceHours: 0 },
+    );
+  });
+});
