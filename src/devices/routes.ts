@@ -10,6 +10,7 @@ import { normalizeMac } from '../validation.js';
 import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
 import { columnWrite, deviceWrite } from './input.js';
 import { MacParams, notFound, parsePeriod, pathMac, PeriodQuery } from './params.js';
+import { DeviceJsonCache } from './view-cache.js';
 import type { DeviceRepository } from './repository.js';
 import { deviceStatus } from './status.js';
 
@@ -50,6 +51,7 @@ function bodyMac(field: string, raw: string): string {
 const deviceErrors = { ...commonErrors, 404: ErrorRef } as const;
 
 export function registerDeviceRoutes(app: App, repository: DeviceRepository): void {
+  const cache = new DeviceJsonCache(repository);
   app.addSchema(DeviceChildSchema);
   app.addSchema(DeviceSchema);
   const DeviceRef = Type.Ref('Device');
@@ -89,9 +91,15 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
         response: { 200: DeviceRef, 400: ErrorRef, 403: ErrorRef, 404: ErrorRef },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const mac = pathMac(request.params.mac);
       const period = parsePeriod(request.query.period);
+      if (period === 'all') {
+        // The common case, served as ready JSON text (see view-cache.ts).
+        const json = cache.get(mac, new Date());
+        if (json === undefined) throw notFound(mac);
+        return reply.type('application/json; charset=utf-8').send(json);
+      }
       const device = repository.get(mac, period, new Date());
       if (device === undefined) throw notFound(mac);
       return device;

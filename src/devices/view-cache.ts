@@ -1,0 +1,76 @@
+/**
+ * The JSON text of `GET /device/<mac>` (period `all`), kept while the database is unchanged.
+ *
+ * Why it is exact: with no period window nothing in the answer depends on the clock except
+ * devPresenceHours, and that grows by exactly one second per second for each open session that
+ * has started. An entry therefore stores its text split around the hours value, the connected
+ * seconds at the time it was made, and the number of open sessions; a hit splices in the hours for
+ * `now`. Any write, by this process or another, moves the repository's change stamp and empties the
+ * cache. Other periods slide their window with the clock and are always computed.
+ *
+ * Why text: serialising ~40 fields per request was a large part of a GET, and a string takes a
+ * fraction of the memory of the object it came from.
+ */
+import { dbTime } from '../time.js';
+import { presenceHours, type DeviceRepository } from './repository.js';
+
+interface Entry {
+  /** JSON text up to and including `"devPresenceHours":`. */
+  readonly head: string;
+  /** JSON text after the hours value. */
+  readonly tail: string;
+  /** Connected seconds at `atSeconds`. */
+  readonly seconds: number;
+  readonly openSessions: number;
+  /** Unix seconds at which the entry was made. */
+  readonly atSeconds: number;
+}
+
+const hoursKey = '"devPresenceHours":';
+
+export class DeviceJsonCache {
+  private readonly entries = new Map<string, Entry>();
+  private stamp = '';
+
+  /**
+   * @param repository where views come from and whose change stamp invalidates the cache
+   * @param limit entries kept before the cache starts over (~1.5 KB each)
+   */
+  constructor(
+    private readonly repository: DeviceRepository,
+    private readonly limit = 20_000,
+  ) {}
+
+  /** JSON text of the device for period `all`, or undefined when the device does not exist. */
+  get(mac: string, now: Date): string | undefined {
+    const stamp = this.repository.changeStamp();
+    if (stamp !== this.stamp) {
+      this.entries.clear();
+      this.stamp = stamp;
+    }
+    const nowSeconds = Math.floor(now.getTime() / 1000);
+    const hit = this.entries.get(mac);
+    if (hit !== undefined) {
+      const seconds = hit.seconds + hit.openSessions * (nowSeconds - hit.atSeconds);
+      return `${hit.head}${String(presenceHours(seconds))}${hit.tail}`;
+    }
+    const timed = this.repository.getTimed(mac, 'all', now);
+    if (timed === undefined) return undefined;
+    const json = JSON.stringify(timed.view);
+    // An open session dated in the future adds nothing until it starts: not linear, not cached.
+    if (timed.latestOpenStart !== null && timed.latestOpenStart > dbTime(now)) return json;
+    // The first unescaped `"devPresenceHours":` is the key: inside a string value quotes are escaped.
+    const valueStart = json.indexOf(hoursKey) + hoursKey.length;
+    const valueText = String(timed.view.devPresenceHours);
+    if (valueStart < hoursKey.length || !json.startsWith(valueText, valueStart)) return json;
+    if (this.entries.size >= this.limit) this.entries.clear();
+    this.entries.set(mac, {
+      head: json.slice(0, valueStart),
+      tail: json.slice(valueStart + valueText.length),
+      seconds: timed.seconds,
+      openSessions: timed.openSessions,
+      atSeconds: nowSeconds,
+    });
+    return json;
+  }
+}
