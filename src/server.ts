@@ -14,6 +14,7 @@ import { buildApp, type App } from './http/app.js';
 import { registerNettoolsRoutes } from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
+import { interfaceProblem } from './scanner/link.js';
 import { registerScanRoutes } from './scanner/routes.js';
 import { Scanner } from './scanner/scanner.js';
 
@@ -51,7 +52,13 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   // concurrency limit). A non-zero exit is a result here: discovery reads the reason from stderr.
   const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
     runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
-  const scanner = new Scanner({ db, config, logger: logger.child({ component: 'scanner' }), runTool });
+  const scanner = new Scanner({
+    db,
+    config,
+    logger: logger.child({ component: 'scanner' }),
+    runTool,
+    checkInterface: (iface) => interfaceProblem(iface),
+  });
   registerScanRoutes(app, scanner);
   scanner.start();
 

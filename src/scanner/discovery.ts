@@ -103,8 +103,14 @@ interface NmapHost {
   status?: { '@_state'?: string };
   address?: NmapAddress[];
 }
+interface NmapTarget {
+  '@_specification'?: string;
+  '@_status'?: string;
+  '@_reason'?: string;
+}
 interface NmapRun {
   nmaprun?: {
+    target?: NmapTarget[];
     host?: NmapHost[];
     runstats?: { finished?: { '@_exit'?: string; '@_errormsg'?: string } };
   };
@@ -115,14 +121,16 @@ const xmlParser = new XMLParser({
   attributeNamePrefix: '@_',
   parseAttributeValue: false,
   processEntities: true,
-  isArray: (name) => name === 'host' || name === 'address',
+  isArray: (name) => name === 'host' || name === 'address' || name === 'target',
 });
 
 /**
  * Parses `nmap -sn -oX -` output: up hosts with an IPv4 address and a MAC (as root on the local
  * segment nmap reports both, with the vendor from its OUI data). Hosts without a MAC (the
- * scanning host itself) are skipped. Throws on output that is not an nmap run or that reports an
- * error.
+ * scanning host itself) are skipped. Throws on output that is not an nmap run, that reports an
+ * error, or that skipped targets: nmap skips (and exits 0) every address it finds no route to,
+ * e.g. all of them when the interface is down, and "no hosts" from addresses never probed would
+ * mark their devices as gone.
  */
 export function parseNmapPingScan(xml: string): Sighting[] {
   let parsed: NmapRun;
@@ -135,6 +143,14 @@ export function parseNmapPingScan(xml: string): Sighting[] {
   if (run === undefined || typeof run !== 'object') throw new Error('nmap output holds no <nmaprun>');
   const finished = run.runstats?.finished;
   if (finished?.['@_exit'] === 'error') throw new Error(finished['@_errormsg'] ?? 'nmap reported an error');
+  const skipped = (run.target ?? []).filter((t) => t['@_status'] === 'skipped');
+  if (skipped.length > 0) {
+    const first = skipped[0];
+    throw new Error(
+      `nmap skipped ${skipped.length} target(s), e.g. ${first?.['@_specification'] ?? '?'} ` +
+        `(${first?.['@_reason'] ?? 'no reason given'}: no route from the interface; is it down?)`,
+    );
+  }
   const sightings: Sighting[] = [];
   for (const host of run.host ?? []) {
     if (host.status?.['@_state'] !== 'up') continue;

@@ -43,6 +43,11 @@ export interface ScannerOptions {
   readonly now?: () => Date;
   /** Overrides SCAN_INTERVAL (tests use milliseconds). */
   readonly intervalMs?: number;
+  /**
+   * Why an interface cannot be scanned now, checked before each subnet's discovery (a message
+   * fails the cycle); in production `interfaceProblem` (link.ts). Default: no check.
+   */
+  readonly checkInterface?: (iface: string) => string | undefined;
 }
 
 export interface CycleSummary {
@@ -240,6 +245,10 @@ export class Scanner {
   }
 
   private async discover(subnet: ScanSubnet, signal: AbortSignal): Promise<SubnetResult> {
+    // A dead link makes the tools report "no hosts" with exit code 0: that is no result.
+    const problem = this.options.checkInterface?.(subnet.iface);
+    if (problem !== undefined)
+      throw new DiscoveryError(subnet.label, this.tool, `cannot scan ${subnet.label}: ${problem}`);
     const run = (tool: ScanToolName): Promise<SubnetResult> =>
       discoverSubnet(subnet, {
         runTool: this.options.runTool,

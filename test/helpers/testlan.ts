@@ -27,7 +27,7 @@
  * API summary:
  *   testLanSkipReason(): string | undefined        why a LAN cannot be built (not root, no `ip`)
  *   createTestLan({ hosts?, far? }): Promise<TestLan>
- *   lan.subnet / lan.gateway / lan.rootAddress / lan.broadcast / lan.lanInterface / lan.farSubnet
+ *   lan.subnet / lan.gateway / lan.routerMac / lan.rootAddress / lan.broadcast / lan.lanInterface / lan.farSubnet
  *   lan.hosts: Map<name, LanHost>;  lan.far: LanHost | undefined  (LanHost = { name, ns, ip, mac })
  *   lan.addHost(name, { ip?, mac? }) / lan.removeHost(name) / lan.setHostIp(name, ip) / lan.setHostMac
  *   lan.freeIp(): an unused LAN address (e.g. for a host that does not answer)
@@ -74,6 +74,11 @@ export interface TestLan {
   readonly subnet: string;
   /** The router's LAN address (default gateway of the hosts). */
   readonly gateway: string;
+  /**
+   * The MAC the router answers with on the LAN (its bridge's). Fixed for the LAN's lifetime: a
+   * presence scan sees the router as one more device.
+   */
+  readonly routerMac: string;
   /** The root namespace's address on the LAN. */
   readonly rootAddress: string;
   /** The LAN's broadcast address. */
@@ -205,6 +210,7 @@ export async function createTestLan(options: TestLanOptions = {}): Promise<TestL
 class Lan implements TestLan {
   readonly subnet: string;
   readonly gateway: string;
+  readonly routerMac = randomMac();
   readonly rootAddress: string;
   readonly broadcast: string;
   readonly lanInterface: string;
@@ -250,7 +256,9 @@ class Lan implements TestLan {
     // ICMP rate limits would turn traceroute's answers into '*'; forwarding makes it a router.
     await this.sysctl(rt, 'net.ipv4.ip_forward', '1');
     await this.sysctl(rt, 'net.ipv4.icmp_ratelimit', '0');
-    await this.exec(rt, [IP, 'link', 'add', 'br0', 'type', 'bridge']);
+    // An explicit address: otherwise the bridge takes its lowest port's MAC, so adding or removing
+    // a host could change the router's MAC (a presence scan would see a new device).
+    await this.exec(rt, [IP, 'link', 'add', 'br0', 'address', this.routerMac, 'type', 'bridge']);
     await this.exec(rt, [IP, 'addr', 'add', `${this.gateway}/24`, 'dev', 'br0']);
     await this.exec(rt, [IP, 'link', 'set', 'br0', 'up']);
     // The root namespace's leg on the LAN.

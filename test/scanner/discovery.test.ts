@@ -44,6 +44,25 @@ describe('parsers on real captured output', () => {
     assert.throws(() => parseNmapPingScan('Starting Nmap'), /no <nmaprun>|not XML/);
   });
 
+  test('nmap on a down interface (every target skipped, exit 0) is refused, not "no hosts"', async () => {
+    assert.throws(
+      () => parseNmapPingScan(fixture('nmap-sn-ifdown.xml')),
+      /nmap skipped 16 target\(s\), e\.g\. 10\.231\.77\.0 \(invalid: no route/,
+    );
+    const runTool: RunTool = async () => ({
+      stdout: fixture('nmap-sn-ifdown.xml'),
+      stderr: fixture('nmap-sn-ifdown.stderr'),
+      exitCode: 0,
+    });
+    await assert.rejects(
+      discoverSubnet(subnet, { runTool, tool: 'nmap', timeoutMs: 1000 }),
+      (err) =>
+        err instanceof DiscoveryError &&
+        /skipped 16/.test(err.message) &&
+        /failed to determine route/.test(err.details ?? ''),
+    );
+  });
+
   test('hostile lines in arp-scan output are skipped, not trusted', () => {
     const text = '10.0.0.1\t-oops\tX\n999.1.1.1\t00:11:22:33:44:55\tX\n10.0.0.2\t00:11:22:33:44:55\tOK\n\n';
     assert.deepEqual(parseArpScan(text), [{ mac: '00:11:22:33:44:55', ip: '10.0.0.2', vendor: 'OK' }]);

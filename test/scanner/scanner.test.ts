@@ -77,6 +77,45 @@ describe('Scanner cycles', () => {
     }
   });
 
+  test('an interface the check calls dead fails the cycle before any tool runs; nothing changes', async () => {
+    const handle = tempDb();
+    try {
+      let linkDown = false;
+      const tools: string[][] = [];
+      const runTool: RunTool = async (_tool, args) => {
+        tools.push([...args]);
+        // What arp-scan answers with no carrier: exit 0, nobody there.
+        return linkDown ? { stdout: fixture('arp-scan-empty.txt'), stderr: '', exitCode: 0 } : arpOk;
+      };
+      const checked: string[] = [];
+      const scanner = new Scanner({
+        db: handle.db,
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool,
+        checkInterface: (iface) => {
+          checked.push(iface);
+          return linkDown ? `interface ${iface} is down (operstate down)` : undefined;
+        },
+      });
+      assert.equal((await scanner.runNow()).newDevices, 4);
+      const before = dumpTables(handle.db);
+      linkDown = true;
+      await assert.rejects(scanner.runNow(), (err) => {
+        assert.ok(err instanceof ApiError);
+        assert.equal(err.statusCode, 500);
+        assert.match(err.message, /cannot scan 10.231.77.0\/24@br0: interface br0 is down/);
+        return true;
+      });
+      assert.deepEqual(dumpTables(handle.db), before);
+      assert.deepEqual(checked, ['br0', 'br0']);
+      assert.equal(tools.length, 1);
+      await scanner.stop();
+    } finally {
+      handle.remove();
+    }
+  });
+
   test('scanning not configured: runNow is a 409 and status says disabled', async () => {
     const handle = tempDb();
     try {
