@@ -80,8 +80,10 @@ export interface LoadOptions {
   readonly url: string;
   /** Default 32. */
   readonly connections?: number;
-  /** Seconds; default 5. */
+  /** Seconds; default 5. Ignored when `amount` is given. */
   readonly duration?: number;
+  /** Send exactly this many requests instead of running for `duration`. */
+  readonly amount?: number;
   readonly method?: string;
   readonly headers?: Record<string, string>;
   /** Called per request: the path (and body) to send, so each request can differ. */
@@ -105,7 +107,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const result = await autocannon({
     url: options.url,
     connections: options.connections ?? 32,
-    duration: options.duration ?? 5,
+    ...(options.amount === undefined ? { duration: options.duration ?? 5 } : { amount: options.amount }),
     headers: options.headers,
     requests: [request],
   });
