@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { ipVersion, parseIpPort } from './validation.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -29,6 +30,31 @@ function integer(min: number, max: number): Parser<number> {
     return value;
   };
 }
+
+const ipv4: Parser<string> = (raw, name) => {
+  if (ipVersion(raw) === 4) return raw;
+  throw new ConfigError(`${name} must be an IPv4 address, got '${raw}'`);
+};
+
+const httpUrl: Parser<string> = (raw, name) => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http or https URL, got '${raw}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${name} must be an http or https URL, got '${raw}'`);
+  return raw;
+};
+
+/** Empty (system resolver), or an IP address with an optional port: 192.168.1.1:5353, [::1]:53. */
+const dnsServer: Parser<string> = (raw, name) => {
+  if (raw === '' || parseIpPort(raw) !== null) return raw;
+  throw new ConfigError(
+    `${name} must be an IP address, optionally with a port (e.g. 192.168.1.1:5353), got '${raw}'`,
+  );
+};
 
 function oneOf<const T extends string>(...values: T[]): Parser<T> {
   return (raw, name) => {
@@ -74,12 +100,16 @@ export const variables = {
     'Bytes of stdout kept per command; beyond that the command is stopped.',
     integer(1024, 64 * 1024 * 1024),
   ),
-  WOL_BROADCAST: spec('255.255.255.255', 'Default Wake-on-LAN broadcast address.', text),
+  WOL_BROADCAST: spec('255.255.255.255', 'Default Wake-on-LAN broadcast address (IPv4).', ipv4),
   WOL_PORT: spec('9', 'Default Wake-on-LAN UDP port.', integer(1, 65535)),
   TRACEROUTE_TIMEOUT_MS: spec('60000', 'traceroute time limit (504 after it).', integer(1000, 3_600_000)),
   TRACEROUTE_MAX_HOPS: spec('30', 'traceroute -m.', integer(1, 64)),
   NSLOOKUP_TIMEOUT_MS: spec('15000', 'nslookup time limit.', integer(1000, 3_600_000)),
-  DNS_SERVER: spec('', 'Resolver for nslookup as host or host:port. Empty: the system resolver.', text),
+  DNS_SERVER: spec(
+    '',
+    'Resolver for nslookup (and nmap reverse lookups) as IP, IP:port or [IPv6]:port. Empty: the system resolver.',
+    dnsServer,
+  ),
   NMAP_MAX_HOSTS: spec(
     '4096',
     'Largest number of addresses one nmap scan may cover.',
@@ -94,7 +124,7 @@ export const variables = {
   SPEEDTEST_SERVER_URL: spec(
     'https://speed.cloudflare.com',
     'Server of the builtin backend (GET /__down?bytes=N, POST /__up).',
-    text,
+    httpUrl,
   ),
   SPEEDTEST_STREAMS: spec('4', 'Parallel HTTP streams of the builtin backend.', integer(1, 64)),
   SPEEDTEST_DURATION_MS: spec(
@@ -103,7 +133,7 @@ export const variables = {
     integer(500, 120_000),
   ),
   SPEEDTEST_TIMEOUT_MS: spec('120000', 'Time limit of a whole speed test.', integer(1000, 3_600_000)),
-  INTERNETINFO_URL: spec('https://ipinfo.io/json', 'IP information service (ipinfo.io JSON shape).', text),
+  INTERNETINFO_URL: spec('https://ipinfo.io/json', 'IP information service (ipinfo.io JSON shape).', httpUrl),
   INTERNETINFO_TIMEOUT_MS: spec('10000', 'internetinfo time limit.', integer(100, 600_000)),
   SCAN_SUBNETS: spec(
     '',

@@ -29,6 +29,18 @@ export function toDbTime(value: string): string {
   const hasZone = /(?:Z|[+-]\d{2}:?\d{2})$/.test(value) && value.length > 10;
   const date = new Date(hasZone ? value : `${value.replace(' ', 'T')}${value.length > 10 ? 'Z' : ''}`);
   if (Number.isNaN(date.getTime())) throw new RangeError(`'${value}' is not a valid date-time`);
+  // Date rolls impossible days over (2024-02-31 -> 2024-03-02): compare the fields as written.
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number);
+  const written = new Date(Date.UTC(year ?? 0, (month ?? 1) - 1, day ?? 0));
+  if (
+    written.getUTCMonth() !== (month ?? 1) - 1 ||
+    written.getUTCDate() !== day ||
+    /T24|[ T]\d{2}:[6-9]/.test(value)
+  )
+    throw new RangeError(`'${value}' is not a valid date-time`);
+  // Storage text has a four-digit year; an offset may not push the UTC time out of it.
+  if (date.getUTCFullYear() < 1 || date.getUTCFullYear() > 9999)
+    throw new RangeError(`'${value}' is outside the years 0001-9999`);
   return dbTime(date);
 }
 

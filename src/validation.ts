@@ -47,11 +47,37 @@ export function ipVersion(input: string): IpVersion | null {
   return null;
 }
 
-/** RFC 1123 hostname: dot-separated labels of letters, digits and inner hyphens, <= 253 chars. */
+/**
+ * RFC 1123 hostname: dot-separated labels of letters, digits and inner hyphens, <= 253 chars. The
+ * last label may not be all digits (RFC 1123 2.1): otherwise `010.1.1.1` would pass as a name and
+ * reach a resolver that reads it as an octal address.
+ */
 export function isHostname(input: string): boolean {
   if (input.length === 0 || input.length > 253) return false;
   const name = input.endsWith('.') ? input.slice(0, -1) : input;
-  return name.split('.').every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label));
+  const labels = name.split('.');
+  if (/^[0-9]+$/.test(labels[labels.length - 1] ?? '')) return false;
+  return labels.every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label));
+}
+
+/**
+ * `ip`, `ipv4:port` or `[ipv6]:port` (also a bare IPv6 literal), as DNS_SERVER takes it; null when
+ * the text is none of them.
+ */
+export function parseIpPort(value: string): { host: string; port: number | undefined } | null {
+  let host = value;
+  let portText: string | undefined;
+  const bracketed = /^\[([^\]]+)\](?::([0-9]+))?$/.exec(value);
+  if (bracketed?.[1] !== undefined) {
+    host = bracketed[1];
+    portText = bracketed[2];
+  } else if (/^[^:]+:[0-9]+$/.test(value)) {
+    [host = '', portText] = value.split(':');
+  }
+  if (ipVersion(host) === null) return null;
+  if (portText === undefined) return { host, port: undefined };
+  if (!/^[1-9][0-9]{0,4}$/.test(portText) || Number(portText) > 65535) return null;
+  return { host, port: Number(portText) };
 }
 
 export interface ScanTarget {

@@ -2,7 +2,9 @@
  * The device field catalogue: every field of a device, listed once. The Devices table's DDL, the
  * `GET /device/new` template, request validation, the update-column allow-list, row <-> JSON
  * conversion and the OpenAPI schemas are all derived from this list. Adding a field means adding
- * one entry here and one migration (`ALTER TABLE Devices ADD COLUMN ${columnDefinition(field)}`).
+ * one entry here with `since` set to a new schema version, and a migration of that version that
+ * runs `addedColumnsDdl(version)`. Migration 1 creates only the `since: 1` columns, so a database
+ * created fresh and one migrated step by step end up with the same table.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { fromDbTime, toDbTime } from '../time.js';
@@ -25,6 +27,8 @@ export interface StoredField {
   /** Whether POST /device/<mac> and update-column may set it. */
   readonly editable: boolean;
   readonly description: string;
+  /** Schema version (migration number) that added the column. */
+  readonly since: number;
 }
 
 function field(
@@ -33,8 +37,9 @@ function field(
   defaultValue: StoredField['default'],
   description: string,
   editable = true,
+  since = 1,
 ): StoredField {
-  return { name, kind, default: defaultValue, editable, description };
+  return { name, kind, default: defaultValue, editable, description, since };
 }
 
 /** Stored fields, in NetAlertX's Devices table order. devMac is the key. */
@@ -55,7 +60,7 @@ export const storedFields: readonly StoredField[] = [
   field('devLogEvents', 'flag', 1, 'Log connection events.'),
   field('devAlertEvents', 'flag', 1, 'Alert on events.'),
   field('devAlertDown', 'flag', 0, 'Alert when the device goes down (absent counts as Down).'),
-  field('devSkipRepeated', 'flag', 0, 'Hours to skip repeated notifications (0: none).'),
+  field('devSkipRepeated', 'flag', 0, 'Skip repeated notifications of the same event.'),
   field('devLastNotification', 'time', null, 'When the last notification was sent.'),
   field('devPresentLastScan', 'flag', 0, 'The device was present in the last scan.'),
   field('devIsNew', 'flag', 1, 'Newly discovered, not yet reviewed.'),
@@ -128,8 +133,17 @@ export function columnDefinition(f: StoredField): string {
   return `${f.name} ${sqlTypes[f.kind]}${check}`;
 }
 
+/** CREATE TABLE of the columns of schema version 1 (migration 1). */
 export function devicesTableDdl(): string {
-  return `CREATE TABLE Devices (\n  ${storedFields.map(columnDefinition).join(',\n  ')}\n) STRICT`;
+  const columns = storedFields.filter((f) => f.since === 1).map(columnDefinition);
+  return `CREATE TABLE Devices (\n  ${columns.join(',\n  ')}\n) STRICT`;
+}
+
+/** ALTER TABLE statements for the columns a later schema version adds (its migration runs them). */
+export function addedColumnsDdl(version: number): string[] {
+  return storedFields
+    .filter((f) => f.since === version)
+    .map((f) => `ALTER TABLE Devices ADD COLUMN ${columnDefinition(f)}`);
 }
 
 // ---------------------------------------------------------------------------------------------

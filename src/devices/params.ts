@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox';
 import { ApiError } from '../http/errors.js';
 import { periods, type Period } from '../time.js';
 import { normalizeMac } from '../validation.js';
+import type { Page } from './repository.js';
 import { deviceStatuses, type DeviceStatus } from './status.js';
 
 export const MacParams = Type.Object({
@@ -19,11 +20,19 @@ export const MacParams = Type.Object({
   }),
 });
 
-/** Canonical MAC of a path segment, or a 400 naming what was given. */
-export function pathMac(raw: string): string {
+/** Canonical MAC of a path segment or a body field, or a 400 naming what was given (and where). */
+export function requireMac(raw: string, field?: string): string {
   const mac = normalizeMac(raw);
-  if (mac === null) throw ApiError.badRequest(`'${raw.slice(0, 64)}' is not a MAC address.`);
+  if (mac === null) {
+    const where = field === undefined ? '' : `Field '${field}' `;
+    throw ApiError.badRequest(`${where}'${raw.slice(0, 64)}' is not a MAC address.`);
+  }
   return mac;
+}
+
+/** Canonical MAC of the path's `<mac>`, or a 400. */
+export function pathMac(raw: string): string {
+  return requireMac(raw);
 }
 
 export function notFound(mac: string): ApiError {
@@ -61,11 +70,6 @@ export const pagingParams = {
     }),
   ),
 };
-
-export interface Page {
-  readonly offset: number;
-  readonly limit: number;
-}
 
 function parseInteger(
   name: string,

@@ -6,10 +6,9 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
 import { commonErrors, ErrorRef, SuccessMessageSchema, SuccessSchema } from '../http/schemas.js';
-import { normalizeMac } from '../validation.js';
 import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
 import { columnWrite, deviceWrite } from './input.js';
-import { MacParams, notFound, parsePeriod, pathMac, PeriodQuery } from './params.js';
+import { MacParams, notFound, parsePeriod, pathMac, PeriodQuery, requireMac } from './params.js';
 import { DeviceJsonCache } from './view-cache.js';
 import type { DeviceRepository } from './repository.js';
 import { deviceStatus } from './status.js';
@@ -41,12 +40,6 @@ const ResetPropsBody = Type.Object(
   {},
   { additionalProperties: true, description: 'Optional; its fields are ignored.' },
 );
-
-function bodyMac(field: string, raw: string): string {
-  const mac = normalizeMac(raw);
-  if (mac === null) throw ApiError.badRequest(`Field '${field}' ('${raw}') is not a MAC address.`);
-  return mac;
-}
 
 const deviceErrors = { ...commonErrors, 404: ErrorRef } as const;
 
@@ -197,8 +190,8 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
       },
     },
     async (request) => {
-      const from = bodyMac('macFrom', request.body.macFrom);
-      const to = bodyMac('macTo', request.body.macTo);
+      const from = requireMac(request.body.macFrom, 'macFrom');
+      const to = requireMac(request.body.macTo, 'macTo');
       if (from === to) throw ApiError.badRequest('macFrom and macTo are the same device.');
       if (!repository.copy(from, to)) throw notFound(from);
       return { success: true as const, message: `Device copied from ${from} to ${to}` };

@@ -49,13 +49,23 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false },
     },
-    return503OnClosing: true,
+    // While closing, our own hook answers 503 with the JSON error body (Fastify's has another shape).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     // One log line per request comes from the onResponse hook below, not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    void reply.header('Connection', 'close');
+    throw new ApiError(503, 'Unavailable', 'The server is shutting down.');
+  });
   registerAuth(app, options.token);
   registerJsonParser(app, options.bodyLimit);
   registerMethodNotAllowed(app);

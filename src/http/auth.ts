@@ -26,7 +26,8 @@ export function tokenChecker(token: string): (header: string | undefined) => boo
   const expected = digest(token);
   return (header) => {
     if (token.length === 0 || header === undefined) return false;
-    const match = /^Bearer ([^\s]+)$/.exec(header);
+    // The scheme name is case-insensitive (RFC 7235); the token is not.
+    const match = /^Bearer ([^\s]+)$/i.exec(header);
     return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected);
   };
 }

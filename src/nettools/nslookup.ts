@@ -4,7 +4,7 @@
  * unreachable resolver (a failure), so the outcome is decided from the output, not the exit code.
  */
 import { ApiError } from '../http/errors.js';
-import { ipVersion, isHostname } from '../validation.js';
+import { ipVersion, isHostname, parseIpPort } from '../validation.js';
 import type { ToolRunner } from './runner.js';
 import { tail } from './runner.js';
 
@@ -22,27 +22,16 @@ export interface DnsServer {
 /** Parses DNS_SERVER: an IP literal, optionally with a port; undefined when empty. */
 export function parseDnsServer(value: string): DnsServer | undefined {
   if (value === '') return undefined;
-  let host = value;
-  let portText: string | undefined;
-  const bracketed = /^\[([^\]]+)\](?::([0-9]+))?$/.exec(value);
-  if (bracketed?.[1] !== undefined) {
-    host = bracketed[1];
-    portText = bracketed[2];
-  } else if (/^[^:]+:[0-9]+$/.test(value)) {
-    [host = '', portText] = value.split(':');
-  }
-  const port = portText === undefined ? undefined : Number(portText);
-  if (
-    ipVersion(host) === null ||
-    (port !== undefined && (!/^[1-9][0-9]{0,4}$/.test(portText ?? '') || port > 65535))
-  ) {
+  const parsed = parseIpPort(value);
+  if (parsed === null) {
+    // Checked at start (src/config.ts), so only a direct caller can get here.
     throw new ApiError(
       500,
       'Configuration error',
       `DNS_SERVER must be an IP address, optionally with a port (e.g. 192.168.1.1 or 192.168.1.1:5353); got '${value}'.`,
     );
   }
-  return { host, port };
+  return parsed;
 }
 
 /** Validates the name (400 naming the field) and builds the argument array. */

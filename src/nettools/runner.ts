@@ -77,7 +77,7 @@ type Outcome =
 
 interface Waiter {
   resolve: () => void;
-  reject: (err: unknown) => void;
+  reject: (err: Error) => void;
 }
 
 /** The tail of a text, at most `limit` characters, starting at a line boundary when possible. */
@@ -140,6 +140,13 @@ export class ToolRunner {
     if (this.shuttingDown) throw shutdownError();
     options.signal?.throwIfAborted();
     await this.acquire(options.signal);
+    // A waiter may get its slot just as killAll() starts: it must not spawn what nobody will stop.
+    // (TypeScript keeps the narrowing from the check above across the await; the flag may have moved.)
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
+    if (this.shuttingDown) {
+      this.release();
+      throw shutdownError();
+    }
     try {
       return await this.execute(binary, options);
     } finally {
@@ -187,7 +194,10 @@ export class ToolRunner {
           signal?.removeEventListener('abort', onAbort);
           resolve();
         },
-        reject,
+        reject: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
       };
       const onAbort = (): void => {
         const index = this.waiting.indexOf(waiter);

@@ -274,8 +274,7 @@ export class Scanner {
 
 /** The runner reports a missing tool as an error with statusCode 503. */
 function isNotInstalled(err: unknown): boolean {
+  // The runner's 503 'Tool not installed' (not its 503 'Shutting down', which is no reason to switch).
   const cause = err instanceof DiscoveryError ? err.cause : err;
-  return (
-    typeof cause === 'object' && cause !== null && (cause as { statusCode?: unknown }).statusCode === 503
-  );
+  return cause instanceof ApiError && cause.statusCode === 503 && cause.error === 'Tool not installed';
 }

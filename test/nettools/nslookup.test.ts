@@ -4,6 +4,7 @@ import { createSocket } from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
 import { startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
 import { TestServer } from '../helpers/server.js';
+import { parseDnsServer } from '../../src/nettools/nslookup.js';
 
 /** A loopback UDP port with nothing listening: bind, note the port, close. */
 async function unusedUdpPort(): Promise<number> {
@@ -100,16 +101,26 @@ describe('POST /nettools/nslookup', () => {
   });
 });
 
-describe('DNS_SERVER misconfigured', () => {
-  test('a DNS_SERVER that is not an IP (or IP:port) is a 500 saying so, checked at use', async () => {
-    const server = await TestServer.start({ env: { DNS_SERVER: 'resolver.example:53' } });
-    try {
-      const res = await server.request('POST', '/nettools/nslookup', { body: { devLastIP: 'a.test' } });
-      assert.equal(res.status, 500);
-      assert.equal(res.json.error, 'Configuration error');
-      assert.match(String(res.json.message), /DNS_SERVER/);
-    } finally {
-      await server.stop();
+describe('misconfigured tool settings', () => {
+  test('a DNS_SERVER, WOL_BROADCAST or URL that is malformed stops the server at start (exit 2, named)', async () => {
+    for (const [name, value] of [
+      ['DNS_SERVER', 'resolver.example:53'],
+      ['DNS_SERVER', '127.0.0.1:0'],
+      ['WOL_BROADCAST', '255.255.255.256'],
+      ['SPEEDTEST_SERVER_URL', 'ftp://127.0.0.1/'],
+      ['INTERNETINFO_URL', 'not a url'],
+    ] as const) {
+      await assert.rejects(TestServer.start({ env: { [name]: value } }), (err: Error) => {
+        assert.match(err.message, /exited with 2/);
+        assert.match(err.message, new RegExp(`configuration error: ${name} must be`));
+        return true;
+      });
     }
+  });
+
+  test('parseDnsServer still refuses a malformed value when called directly', () => {
+    assert.throws(() => parseDnsServer('resolver.example:53'), /DNS_SERVER must be an IP address/);
+    assert.deepEqual(parseDnsServer('[::1]:5353'), { host: '::1', port: 5353 });
+    assert.equal(parseDnsServer(''), undefined);
   });
 });

@@ -134,7 +134,7 @@ describe('Scanner cycles', () => {
       const runTool: RunTool = async (tool) => {
         tools.push(tool);
         if (tool === 'arp-scan')
-          throw Object.assign(new Error('arp-scan is not installed'), { statusCode: 503 });
+          throw new ApiError(503, 'Tool not installed', 'arp-scan is not installed on the server.');
         return { stdout: fixture('nmap-sn.xml'), stderr: '', exitCode: 0 };
       };
       const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
@@ -148,6 +148,22 @@ describe('Scanner cycles', () => {
           .get(),
         'nmap',
       );
+    } finally {
+      handle.remove();
+    }
+  });
+
+  test('another 503 (the runner shutting down) fails the cycle and does not switch to nmap', async () => {
+    const handle = tempDb();
+    try {
+      const tools: string[] = [];
+      const runTool: RunTool = async (tool) => {
+        tools.push(tool);
+        throw new ApiError(503, 'Shutting down', 'The server is shutting down; the command was stopped.');
+      };
+      const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
+      await assert.rejects(scanner.runNow());
+      assert.deepEqual(tools, ['arp-scan']);
     } finally {
       handle.remove();
     }

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { tokenChecker } from '../src/http/auth.js';
+import { toDbTime } from '../src/time.js';
+import { ipVersion, isHostname, normalizeMac, parseIpPort, parseScanTarget } from '../src/validation.js';
+
+test('MAC forms', () => {
+  for (const form of ['AA:BB:CC:00:11:22', 'aa-bb-cc-00-11-22', 'aabb.cc00.1122', 'AABBCC001122'])
+    assert.equal(normalizeMac(form), 'aa:bb:cc:00:11:22', form);
+  for (const bad of [
+    'aa:bb:cc:00:11',
+    'aa:bb-cc:00:11:22',
+    'gg:bb:cc:00:11:22',
+    ' aa:bb:cc:00:11:22',
+    '-aabbcc001122',
+    'ａａ:bb:cc:00:11:22',
+  ])
+    assert.equal(normalizeMac(bad), null, bad);
+});
+
+test('IP literals: no leading zeros, no zone ids, no Unicode digits', () => {
+  assert.equal(ipVersion('10.0.0.1'), 4);
+  assert.equal(ipVersion('::1'), 6);
+  assert.equal(ipVersion('::ffff:10.0.0.1'), 6);
+  for (const bad of [
+    '010.0.0.1',
+    '10.0.0',
+    '1.2.3.4 ',
+    'fe80::1%eth0',
+    '::ffff:010.0.0.1',
+    '١٢٧.0.0.1',
+    '-1.2.3.4',
+  ])
+    assert.equal(ipVersion(bad), null, bad);
+});
+
+test('hostnames: RFC 1123 labels, and a dotted all-digit name is not a hostname', () => {
+  for (const good of ['nas.lan', 'a-b.example.', 'x1']) assert.ok(isHostname(good), good);
+  for (const bad of ['010.1.1.1', '1.2.3.4', '-a.lan', 'a_b.lan', 'a..lan', 'ñ.lan', 'a'.repeat(254)])
+    assert.ok(!isHostname(bad), bad);
+});
+
+test('DNS server forms', () => {
+  assert.deepEqual(parseIpPort('127.0.0.1'), { host: '127.0.0.1', port: undefined });
+  assert.deepEqual(parseIpPort('127.0.0.1:5353'), { host: '127.0.0.1', port: 5353 });
+  assert.deepEqual(parseIpPort('[::1]:53'), { host: '::1', port: 53 });
+  for (const bad of [
+    'resolver.example',
+    '127.0.0.1:0',
+    '127.0.0.1:65536',
+    '127.0.0.1:053',
+    '[::1]:',
+    '::1:53x',
+  ])
+    assert.equal(parseIpPort(bad), null, bad);
+});
+
+test('scan targets and their size', () => {
+  assert.deepEqual(parseScanTarget('10.0.0.0/24'), { target: '10.0.0.0/24', version: 4, size: 256 });
+  assert.equal(parseScanTarget('10.0.0.0/33'), null);
+  assert.equal(parseScanTarget('10.0.0.0/024'), null);
+  assert.equal(parseScanTarget('10.0.0.1-20'), null);
+});
+
+test('times: impossible dates and years beyond 9999 are refused, offsets become UTC', () => {
+  assert.equal(toDbTime('2024-05-01T12:00:00+02:00'), '2024-05-01 10:00:00');
+  assert.equal(toDbTime('2024-02-29T00:00:00Z'), '2024-02-29 00:00:00');
+  for (const bad of [
+    '2024-02-31T10:00:00Z',
+    '2023-02-29',
+    '2024-13-01',
+    '2024-05-01T10:60:00Z',
+    '9999-12-31T23:59:59-14:00',
+    'yesterday',
+  ])
+    assert.throws(() => toDbTime(bad), RangeError, bad);
+});
+
+test('the Bearer scheme is case-insensitive, the token is not', () => {
+  const check = tokenChecker('Secret');
+  assert.ok(check('bearer Secret'));
+  assert.ok(check('BEARER Secret'));
+  assert.ok(!check('Bearer secret'));
+});
