@@ -20,6 +20,7 @@ import Database from 'better-sqlite3';
 import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
 import { dumpTables } from './helpers.js';
+import type { EventJson, SessionJson } from '../../src/devices/history.js';
 
 const skip = testLanSkipReason();
 if (skip) console.log(`# presence scanning e2e tests skipped: ${skip}`);
@@ -64,24 +65,6 @@ interface CycleSummary {
   devicesSeen: number;
   newDevices: number;
   errors: string[];
-}
-
-interface ApiEvent {
-  eve_MAC: string;
-  eve_IP: string;
-  eve_DateTime: string;
-  eve_EventType: string;
-  eve_AdditionalInfo: string;
-}
-
-interface ApiSession {
-  ses_MAC: string;
-  ses_IP: string;
-  ses_EventTypeConnection: string;
-  ses_DateTimeConnection: string | null;
-  ses_EventTypeDisconnection: string;
-  ses_DateTimeDisconnection: string | null;
-  ses_StillConnected: number;
 }
 
 /** The history the test expects, built step by step as the LAN changes. */
@@ -237,7 +220,7 @@ async function checkDevice(server: TestServer, history: History, device: Expecte
   const events = await server.request('GET', `/device/${device.mac}/events`);
   assert.equal(events.status, 200, what);
   assert.equal(events.json.total, device.events.length, what);
-  const apiEvents = events.json.events as ApiEvent[];
+  const apiEvents = events.json.events as EventJson[];
   for (let i = 1; i < apiEvents.length; i++) {
     const [newer, older] = [apiEvents[i - 1], apiEvents[i]];
     assert.ok(newer && older && newer.eve_DateTime >= older.eve_DateTime, `${what}: newest first`);
@@ -266,7 +249,7 @@ async function checkDevice(server: TestServer, history: History, device: Expecte
   const sessions = await server.request('GET', `/device/${device.mac}/sessions`);
   assert.equal(sessions.status, 200, what);
   assert.equal(sessions.json.total, device.sessions.length, what);
-  const apiSessions = sessions.json.sessions as ApiSession[];
+  const apiSessions = sessions.json.sessions as SessionJson[];
   const newestFirst = [...device.sessions].reverse();
   assert.deepEqual(
     apiSessions.map((s) => ({
