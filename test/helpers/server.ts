@@ -3,10 +3,12 @@
  * with a fresh data directory, and talks to it over real HTTP.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { eventually } from './processes.js';
 
 const mainScript = new URL('../../src/main.js', import.meta.url).pathname;
 
@@ -106,6 +108,20 @@ export class TestServer {
       !options.dataDir,
       logs,
     );
+  }
+
+  /**
+   * Waits until `logs` holds every line the server wrote before now. The server's stdout reaches the
+   * test asynchronously, so a line written before an answer can arrive after it; counting lines
+   * without this barrier can miss a line of an earlier request. The barrier is a request to a unique
+   * unknown path: its one log line comes after everything written before it.
+   */
+  async logsCaughtUp(): Promise<void> {
+    const path = `/log-barrier/${randomUUID()}`;
+    await this.request('GET', path);
+    if (!(await eventually(() => this.logs.some((line) => line.includes(path))))) {
+      throw new Error(`the server's log line for ${path} never arrived`);
+    }
   }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {

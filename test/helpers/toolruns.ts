@@ -11,7 +11,13 @@ export function toolRuns(server: TestServer): Record<string, unknown>[] {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-/** The run logged after the first `seen` ones (waits for it, bounded). */
+/** How many runs the server has logged so far, once every line written before now has arrived. */
+export async function toolRunCount(server: TestServer): Promise<number> {
+  await server.logsCaughtUp();
+  return toolRuns(server).length;
+}
+
+/** The run logged after the first `seen` ones (waits for it, bounded); `seen` from `toolRunCount`. */
 export async function nextToolRun(server: TestServer, seen: number): Promise<Record<string, unknown>> {
   await eventually(() => toolRuns(server).length > seen);
   const line = toolRuns(server)[seen];

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { randomLoopbackAddress, startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
 import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
-import { nextToolRun, toolRuns } from '../helpers/toolruns.js';
+import { nextToolRun, toolRunCount } from '../helpers/toolruns.js';
 import { ApiError } from '../../src/http/errors.js';
 import { nmapArgs, parseNmapXml } from '../../src/nettools/nmap.js';
 
@@ -66,7 +66,7 @@ describe('POST /nettools/nmap', { skip }, () => {
 
   for (const mode of ['fast', 'normal', 'skipdiscovery'] as const) {
     test(`mode ${mode}: the open port in output and hosts`, async () => {
-      const seen = toolRuns(server).length;
+      const seen = await toolRunCount(server);
       const res = await server.request('POST', '/nettools/nmap', { body: { scan: h1.ip, mode } });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.json.success, true);
@@ -125,15 +125,18 @@ describe('POST /nettools/nmap', { skip }, () => {
   });
 
   test('IPv6 loopback gets -6', async () => {
+    const seen = await toolRunCount(server);
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '::1', mode: 'fast' } });
     assert.equal(res.status, 200, res.text);
     assert.equal((res.json.hosts as Host[])[0]?.address, '::1');
+    const run = await nextToolRun(server, seen);
+    assert.deepEqual((run.args as string[]).slice(0, 2), ['-F', '-6']);
   });
 
   test('bad targets, ranges and modes are 400 and start no process', async () => {
     const marker = join(tmpdir(), `netkeep-nmap-injection-${process.pid}`);
     rmSync(marker, { force: true });
-    const runs = toolRuns(server).length;
+    const runs = await toolRunCount(server);
     const bad: [unknown, string][] = [
       [{ scan: '10.0.0.0/19', mode: 'fast' }, 'scan'],
       [{ scan: '::/64', mode: 'fast' }, 'scan'],
@@ -164,7 +167,7 @@ describe('POST /nettools/nmap', { skip }, () => {
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.match(String(res.json.message), new RegExp(field), JSON.stringify(body));
     }
-    assert.equal(toolRuns(server).length, runs, 'no nmap was started');
+    assert.equal(await toolRunCount(server), runs, 'no nmap was started');
     assert.equal(existsSync(marker), false, 'no file was written');
   });
 });

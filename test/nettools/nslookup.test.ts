@@ -4,6 +4,7 @@ import { createSocket } from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
 import { startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
 import { TestServer } from '../helpers/server.js';
+import { toolRunCount } from '../helpers/toolruns.js';
 import { parseDnsServer } from '../../src/nettools/nslookup.js';
 
 /** A loopback UDP port with nothing listening: bind, note the port, close. */
@@ -74,7 +75,7 @@ describe('POST /nettools/nslookup', () => {
   });
 
   test('bad names are 400 and start no process', async () => {
-    const runs = server.logs.filter((line) => line.includes('"msg":"tool run"')).length;
+    const runs = await toolRunCount(server);
     for (const devLastIP of [
       '-query=any',
       '-',
@@ -97,7 +98,7 @@ describe('POST /nettools/nslookup', () => {
       assert.equal(res.status, 400);
       assert.match(String(res.json.message), /devLastIP/);
     }
-    assert.equal(server.logs.filter((line) => line.includes('"msg":"tool run"')).length, runs);
+    assert.equal(await toolRunCount(server), runs);
   });
 });
 

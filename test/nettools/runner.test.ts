@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually, isAlive, processesInGroup } from '../helpers/processes.js';
 import { TestServer } from '../helpers/server.js';
-import { nextToolRun, toolRuns } from '../helpers/toolruns.js';
+import { nextToolRun, toolRunCount, toolRuns } from '../helpers/toolruns.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'netkeep-faketools-'));
 const emptyDir = mkdtempSync(join(tmpdir(), 'netkeep-notools-'));
@@ -74,7 +74,7 @@ describe('runner: timeout, output cap, failures', () => {
 
   test('a timeout answers 504 and kills the whole process group, even children ignoring SIGTERM', async () => {
     rmSync(join(dir, 'started'), { force: true });
-    const seen = toolRuns(server).length;
+    const seen = await toolRunCount(server);
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.2', mode: 'fast' } });
     assert.equal(res.status, 504);
     assert.equal(res.json.error, 'Tool timed out');
@@ -94,7 +94,7 @@ describe('runner: timeout, output cap, failures', () => {
   });
 
   test('stdout beyond TOOL_OUTPUT_LIMIT stops the command and answers 500 Output too large', async () => {
-    const seen = toolRuns(server).length;
+    const seen = await toolRunCount(server);
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.3', mode: 'fast' } });
     assert.equal(res.status, 500);
     assert.equal(res.json.error, 'Output too large');
@@ -102,7 +102,7 @@ describe('runner: timeout, output cap, failures', () => {
   });
 
   test('a non-zero exit answers 500 with the tail of stderr as details', async () => {
-    const seen = toolRuns(server).length;
+    const seen = await toolRunCount(server);
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.4', mode: 'fast' } });
     assert.equal(res.status, 500);
     assert.equal(res.json.error, 'Command failed');
@@ -112,7 +112,7 @@ describe('runner: timeout, output cap, failures', () => {
   });
 
   test('the command gets an argument array and a minimal environment', async () => {
-    const seen = toolRuns(server).length;
+    const seen = await toolRunCount(server);
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.9', mode: 'fast' } });
     assert.equal(res.status, 500, 'the fake writes no XML, so the report cannot be read');
     assert.match(String(res.json.message), /XML/);
@@ -175,7 +175,7 @@ describe('runner: concurrency limit and client disconnect', () => {
   });
 
   test('a normal answer does not count as a disconnect', async () => {
-    const before = toolRuns(server).length;
+    const before = await toolRunCount(server);
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.4', mode: 'fast' } });
     assert.equal(res.status, 500);
     assert.equal((await nextToolRun(server, before)).outcome, 'exit-nonzero');

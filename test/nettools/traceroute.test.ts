@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createTestLan, testLanSkipReason, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
-import { nextToolRun, toolRuns } from '../helpers/toolruns.js';
+import { nextToolRun, toolRunCount } from '../helpers/toolruns.js';
 
 const skip = testLanSkipReason();
 if (skip) console.log(`# traceroute tests skipped: ${skip}`);
@@ -42,7 +42,7 @@ describe('POST /nettools/traceroute', { skip }, () => {
   });
 
   test('IPv6 literal uses -6 (loopback)', async () => {
-    const seen = toolRuns(server).length;
+    const seen = await toolRunCount(server);
     const res = await server.request('POST', '/nettools/traceroute', { body: { devLastIP: '::1' } });
     assert.equal(res.status, 200);
     assert.match(String(res.json.output), /^traceroute to ::1/);
@@ -59,7 +59,7 @@ describe('POST /nettools/traceroute', { skip }, () => {
   });
 
   test('anything but one address literal is 400 and starts no process', async () => {
-    const runs = toolRuns(server).length;
+    const runs = await toolRunCount(server);
     for (const devLastIP of [
       'localhost',
       'example.com',
@@ -85,6 +85,6 @@ describe('POST /nettools/traceroute', { skip }, () => {
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.match(String(res.json.message), /devLastIP/);
     }
-    assert.equal(toolRuns(server).length, runs, 'no command was started');
+    assert.equal(await toolRunCount(server), runs, 'no command was started');
   });
 });
