@@ -10,9 +10,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { XMLParser } from 'fast-xml-parser';
 import { ApiError } from '../http/errors.js';
 import { parseScanTarget } from '../validation.js';
+import { parseNmapXml, type NmapHost } from './nmap-xml.js';
 import { parseDnsServer } from './nslookup.js';
 import type { ToolRunner } from './runner.js';
 
@@ -32,25 +32,6 @@ export interface NmapOptions {
   readonly dnsServer: string;
   /** Effective user id of the server process (process.getuid()); -A needs root. */
   readonly uid: number | undefined;
-}
-
-export interface NmapPort {
-  port: number;
-  protocol: string;
-  state: string | null;
-  service: string | null;
-  product: string | null;
-  version: string | null;
-}
-
-export interface NmapHost {
-  address: string | null;
-  addressType: string | null;
-  mac: string | null;
-  vendor: string | null;
-  hostnames: string[];
-  state: string | null;
-  ports: NmapPort[];
 }
 
 export interface NmapResult {
@@ -108,56 +89,6 @@ export function nmapArgs(
   };
 }
 
-const xmlParser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  parseAttributeValue: false,
-  isArray: (name) => ['host', 'address', 'hostname', 'port'].includes(name),
-});
-
-type XmlNode = Record<string, unknown>;
-
-function node(value: unknown): XmlNode {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as XmlNode) : {};
-}
-function nodes(value: unknown): XmlNode[] {
-  return Array.isArray(value) ? value.map(node) : [];
-}
-function text(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? value : null;
-}
-
-/** The hosts of an nmap XML report in the shape of DESIGN.md section 5. */
-export function parseNmapXml(xml: string): NmapHost[] {
-  const root = node(node(xmlParser.parse(xml)).nmaprun);
-  return nodes(root.host).map((host) => {
-    const addresses = nodes(host.address);
-    const ip = addresses.find((a) => a.addrtype === 'ipv4' || a.addrtype === 'ipv6');
-    const mac = addresses.find((a) => a.addrtype === 'mac');
-    return {
-      address: text(ip?.addr),
-      addressType: text(ip?.addrtype),
-      mac: text(mac?.addr)?.toLowerCase() ?? null,
-      vendor: text(mac?.vendor),
-      hostnames: nodes(node(host.hostnames).hostname)
-        .map((h) => text(h.name))
-        .filter((name): name is string => name !== null),
-      state: text(node(host.status).state),
-      ports: nodes(node(host.ports).port).map((port) => {
-        const service = node(port.service);
-        return {
-          port: Number(port.portid),
-          protocol: text(port.protocol) ?? 'tcp',
-          state: text(node(port.state).state),
-          service: text(service.name),
-          product: text(service.product),
-          version: text(service.version),
-        };
-      }),
-    };
-  });
-}
-
 export async function nmap(
   runner: ToolRunner,
   scan: string,
@@ -178,7 +109,7 @@ export async function nmap(
     });
     let hosts: NmapHost[];
     try {
-      hosts = parseNmapXml(await readFile(xmlFile, 'utf8'));
+      hosts = parseNmapXml(await readFile(xmlFile, 'utf8')).hosts;
     } catch (err) {
       throw new ApiError(
         500,

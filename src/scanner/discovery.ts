@@ -4,7 +4,7 @@
  * validated values and hands them to an injected RunTool (in production the shared tool runner),
  * and it parses the output with pure functions that the tests feed with captured real output.
  */
-import { XMLParser } from 'fast-xml-parser';
+import { parseNmapXml } from '../nettools/nmap-xml.js';
 import { ipVersion, normalizeMac } from '../validation.js';
 import type { ScanSubnet } from './subnets.js';
 
@@ -94,36 +94,6 @@ export function parseArpScan(stdout: string): Sighting[] {
   return sightings;
 }
 
-interface NmapAddress {
-  '@_addr'?: string;
-  '@_addrtype'?: string;
-  '@_vendor'?: string;
-}
-interface NmapHost {
-  status?: { '@_state'?: string };
-  address?: NmapAddress[];
-}
-interface NmapTarget {
-  '@_specification'?: string;
-  '@_status'?: string;
-  '@_reason'?: string;
-}
-interface NmapRun {
-  nmaprun?: {
-    target?: NmapTarget[];
-    host?: NmapHost[];
-    runstats?: { finished?: { '@_exit'?: string; '@_errormsg'?: string } };
-  };
-}
-
-const xmlParser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '@_',
-  parseAttributeValue: false,
-  processEntities: true,
-  isArray: (name) => name === 'host' || name === 'address' || name === 'target',
-});
-
 /**
  * Parses `nmap -sn -oX -` output: up hosts with an IPv4 address and a MAC (as root on the local
  * segment nmap reports both, with the vendor from its OUI data). Hosts without a MAC (the
@@ -133,33 +103,21 @@ const xmlParser = new XMLParser({
  * mark their devices as gone.
  */
 export function parseNmapPingScan(xml: string): Sighting[] {
-  let parsed: NmapRun;
-  try {
-    parsed = xmlParser.parse(xml) as NmapRun;
-  } catch (err) {
-    throw new Error(`nmap output is not XML: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  const run = parsed.nmaprun;
-  if (run === undefined || typeof run !== 'object') throw new Error('nmap output holds no <nmaprun>');
-  const finished = run.runstats?.finished;
-  if (finished?.['@_exit'] === 'error') throw new Error(finished['@_errormsg'] ?? 'nmap reported an error');
-  const skipped = (run.target ?? []).filter((t) => t['@_status'] === 'skipped');
-  if (skipped.length > 0) {
-    const first = skipped[0];
+  const report = parseNmapXml(xml);
+  if (report.error !== null) throw new Error(report.error);
+  const [first] = report.skipped;
+  if (first) {
     throw new Error(
-      `nmap skipped ${skipped.length} target(s), e.g. ${first?.['@_specification'] ?? '?'} ` +
-        `(${first?.['@_reason'] ?? 'no reason given'}: no route from the interface; is it down?)`,
+      `nmap skipped ${report.skipped.length} target(s), e.g. ${first.specification} ` +
+        `(${first.reason}: no route from the interface; is it down?)`,
     );
   }
   const sightings: Sighting[] = [];
-  for (const host of run.host ?? []) {
-    if (host.status?.['@_state'] !== 'up') continue;
-    const addresses = host.address ?? [];
-    const ip = addresses.find((a) => a['@_addrtype'] === 'ipv4')?.['@_addr'];
-    const macAddress = addresses.find((a) => a['@_addrtype'] === 'mac');
-    const mac = normalizeMac(macAddress?.['@_addr'] ?? '');
-    if (ip === undefined || ipVersion(ip) !== 4 || mac === null) continue;
-    sightings.push({ mac, ip, vendor: cleanVendor(macAddress?.['@_vendor'] ?? '') });
+  for (const host of report.hosts) {
+    const mac = normalizeMac(host.mac ?? '');
+    if (host.state !== 'up' || host.address === null || ipVersion(host.address) !== 4 || mac === null)
+      continue;
+    sightings.push({ mac, ip: host.address, vendor: cleanVendor(host.vendor ?? '') });
   }
   return sightings;
 }

@@ -13,7 +13,8 @@ import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '..
 import { TestServer } from '../helpers/server.js';
 import { nextToolRun, toolRunCount } from '../helpers/toolruns.js';
 import { ApiError } from '../../src/http/errors.js';
-import { nmapArgs, parseNmapXml } from '../../src/nettools/nmap.js';
+import { nmapArgs } from '../../src/nettools/nmap.js';
+import { parseNmapXml } from '../../src/nettools/nmap-xml.js';
 
 const skip = testLanSkipReason();
 if (skip) console.log(`# nmap tests skipped: ${skip}`);
@@ -196,16 +197,21 @@ describe('nmap arguments (no process)', () => {
     const xml =
       '<nmaprun><host><status state="up"/><address addr="10.0.0.1" addrtype="ipv4"/>' +
       '<ports><port protocol="tcp" portid="22"><state state="open"/></port></ports></host></nmaprun>';
-    assert.deepEqual(parseNmapXml(xml), [
-      {
-        address: '10.0.0.1',
-        addressType: 'ipv4',
-        mac: null,
-        vendor: null,
-        hostnames: [],
-        state: 'up',
-        ports: [{ port: 22, protocol: 'tcp', state: 'open', service: null, product: null, version: null }],
-      },
-    ]);
+    assert.deepEqual(parseNmapXml(xml), {
+      hosts: [
+        {
+          address: '10.0.0.1',
+          addressType: 'ipv4',
+          mac: null,
+          vendor: null,
+          hostnames: [],
+          state: 'up',
+          ports: [{ port: 22, protocol: 'tcp', state: 'open', service: null, product: null, version: null }],
+        },
+      ],
+      skipped: [],
+      error: null,
+    });
+    assert.throws(() => parseNmapXml('Starting Nmap 7.93'), /no <nmaprun>/);
   });
 });
