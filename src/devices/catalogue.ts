@@ -270,6 +270,13 @@ export function toColumn(f: StoredField, value: unknown): DbValue {
   }
 }
 
+/** A validated JSON device as column values; stored fields it does not hold are left out. */
+export function jsonToColumns(json: DeviceJson): DeviceRow {
+  const row: DeviceRow = {};
+  for (const f of storedFields) if (Object.hasOwn(json, f.name)) row[f.name] = toColumn(f, json[f.name]);
+  return row;
+}
+
 export function fromColumn(f: StoredField, value: DbValue): unknown {
   switch (f.kind) {
     case 'time':

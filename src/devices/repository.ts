@@ -14,9 +14,9 @@ import {
   defaultDeviceJson,
   editableFields,
   fieldsByName,
+  jsonToColumns,
   rowToJson,
   storedFields,
-  toColumn,
   type DbValue,
   type DeviceJson,
   type DeviceRow,
@@ -255,11 +255,16 @@ interface ChildRow {
   devLastIP: string;
 }
 
-const defaultColumns: Readonly<Record<string, DbValue>> = (() => {
-  const defaults = defaultDeviceJson();
-  return Object.fromEntries(storedFields.map((f) => [f.name, toColumn(f, defaults[f.name])]));
-})();
+const defaultColumns: Readonly<Record<string, DbValue>> = jsonToColumns(defaultDeviceJson());
 const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
+
+/**
+ * The row of a new device, however it is made (POST createNew or the scanner): the catalogue
+ * defaults, then `columns`, then its MAC and a fresh devGUID. Inserted with `deviceSql.insert`.
+ */
+export function newDeviceRow(mac: string, columns: DeviceChanges): Record<string, DbValue> {
+  return { ...defaultColumns, ...columns, devMac: mac, devGUID: randomUUID() };
+}
 
 export class SqliteDeviceRepository implements DeviceRepository {
   private readonly selectStmt: Statement<[string], DeviceRow>;
@@ -401,15 +406,9 @@ export class SqliteDeviceRepository implements DeviceRepository {
   create(mac: string, changes: DeviceChanges, now: Date): CreateResult {
     assertEditable(changes);
     const nowText = dbTime(now);
-    const row: Record<string, DbValue> = {
-      ...defaultColumns,
-      devFirstConnection: nowText,
-      devLastConnection: nowText,
-      ...changes,
-      devMac: mac,
-      devGUID: randomUUID(),
-    };
-    return this.createTx(row);
+    return this.createTx(
+      newDeviceRow(mac, { devFirstConnection: nowText, devLastConnection: nowText, ...changes }),
+    );
   }
 
   update(mac: string, changes: DeviceChanges): boolean {

@@ -5,9 +5,9 @@
  * from the field catalogue. Sessions are kept incrementally: a connect inserts one open row, a
  * disconnect closes that row; the table is never rebuilt.
  */
-import { randomUUID } from 'node:crypto';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import { storedFields, toColumn, type DbValue } from '../devices/catalogue.js';
+import { jsonToColumns, type DbValue } from '../devices/catalogue.js';
+import { deviceSql, newDeviceRow } from '../devices/repository.js';
 import { dbTime } from '../time.js';
 import type { AbsenceEvent, KnownDevice, ScanPlan } from './state-machine.js';
 
@@ -41,7 +41,7 @@ export interface PruneOptions {
 
 export class ScanStore {
   private readonly loadStatement: Statement<[], StateRow>;
-  private readonly insertDevice: Statement<DbValue[]>;
+  private readonly insertDevice: Statement<[Record<string, DbValue>]>;
   private readonly updatePresence: Statement<[number, string, string | null, string | null, string]>;
   private readonly insertEvent: Statement<[string, string, string, string, string, number]>;
   private readonly openSession: Statement<[string, string, string, string]>;
@@ -58,10 +58,7 @@ export class ScanStore {
              d.devIsArchived, d.devLastIP, d.devVendor,
              COALESCE(s.misses, 0) AS misses, s.lastAbsence
       FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac`);
-    const columns = storedFields.map((f) => f.name);
-    this.insertDevice = db.prepare<DbValue[]>(
-      `INSERT INTO Devices (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-    );
+    this.insertDevice = db.prepare(deviceSql.insert);
     this.updatePresence = db.prepare(`
       UPDATE Devices SET devPresentLastScan = ?, devLastIP = ?,
         devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor)
@@ -126,10 +123,7 @@ export class ScanStore {
 
   private write(plan: ScanPlan): void {
     for (const device of plan.newDevices) {
-      const values = storedFields.map((f) =>
-        f.name === 'devGUID' ? randomUUID() : toColumn(f, device[f.name] ?? f.default),
-      );
-      this.insertDevice.run(...values);
+      this.insertDevice.run(newDeviceRow(String(device.devMac), jsonToColumns(device)));
     }
     for (const u of plan.updates)
       this.updatePresence.run(u.presentLastScan, u.lastIP, u.lastConnection, u.vendor, u.mac);
