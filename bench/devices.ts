@@ -7,8 +7,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../src/db/connection.js';
-import { defaultDeviceJson, storedFields, toColumn, type DbValue } from '../src/devices/catalogue.js';
 import { dbTime } from '../src/time.js';
 import {
   benchToken,
@@ -20,6 +18,7 @@ import {
   type ChildServer,
   type LoadResult,
 } from './lib.js';
+import { seedDatabaseFile } from './seed.js';
 
 export interface SeedSize {
   readonly devices: number;
@@ -43,20 +42,6 @@ const eventTypes = ['Connected', 'Disconnected', 'Connected', 'Disconnected', 'D
  * the first hundred as its parent, so the children query has work to do.
  */
 export function seedDatabase(dataDir: string, size: SeedSize = defaultSeed): void {
-  const db = openDatabase(join(dataDir, 'netkeep.db'));
-  db.pragma('synchronous = OFF');
-  const defaults = defaultDeviceJson();
-  const insertDevice = db.prepare(
-    `INSERT INTO Devices (${storedFields.map((f) => f.name).join(', ')}) VALUES (${storedFields.map((f) => `@${f.name}`).join(', ')})`,
-  );
-  const insertEvent = db.prepare(
-    'INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, ?, ?, ?)',
-  );
-  const insertSession = db.prepare(
-    `INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection,
-       ses_EventTypeDisconnection, ses_DateTimeDisconnection, ses_StillConnected)
-     VALUES (?, ?, 'Connected', ?, ?, ?, ?)`,
-  );
   const now = Date.now();
   const span = 730 * 86_400_000;
   let seed = 42;
@@ -65,27 +50,24 @@ export function seedDatabase(dataDir: string, size: SeedSize = defaultSeed): voi
     seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
     return seed / 2_147_483_648;
   };
-  db.transaction(() => {
+  seedDatabaseFile(join(dataDir, 'netkeep.db'), (seeder) => {
     for (let i = 0; i < size.devices; i++) {
-      const row: Record<string, DbValue> = {};
-      for (const f of storedFields) row[f.name] = toColumn(f, defaults[f.name]);
-      row.devMac = seededMac(i);
-      row.devName = `device-${i}`;
-      row.devVendor = 'Example Vendor';
-      row.devLastIP = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
-      row.devGUID = `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`;
-      row.devPresentLastScan = i % 3 === 0 ? 0 : 1;
-      row.devAlertDown = i % 5 === 0 ? 1 : 0;
-      row.devFirstConnection = dbTime(new Date(now - span));
-      row.devLastConnection = dbTime(new Date(now - 60_000));
-      row.devParentMAC = i >= 100 && i % 10 === 0 ? seededMac(i % 100) : '';
-      row.devParentRelType = i % 20 === 0 ? 'nic' : 'default';
-      insertDevice.run(row);
+      seeder.device(seededMac(i), {
+        devName: `device-${i}`,
+        devVendor: 'Example Vendor',
+        devLastIP: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+        devPresentLastScan: i % 3 === 0 ? 0 : 1,
+        devAlertDown: i % 5 === 0 ? 1 : 0,
+        devFirstConnection: dbTime(new Date(now - span)),
+        devLastConnection: dbTime(new Date(now - 60_000)),
+        devParentMAC: i >= 100 && i % 10 === 0 ? seededMac(i % 100) : '',
+        devParentRelType: i % 20 === 0 ? 'nic' : 'default',
+      });
     }
     for (let i = 0; i < size.events; i++) {
       const device = Math.floor(random() * size.devices);
       const at = now - Math.floor(random() * span);
-      insertEvent.run(
+      seeder.event(
         seededMac(device),
         '10.0.0.1',
         dbTime(new Date(at)),
@@ -97,18 +79,14 @@ export function seedDatabase(dataDir: string, size: SeedSize = defaultSeed): voi
       const from = now - Math.floor(random() * span);
       const open = i % 50 === 0;
       const to = Math.min(now, from + Math.floor(random() * 12 * 3_600_000));
-      insertSession.run(
+      seeder.session(
         seededMac(device),
         '10.0.0.1',
         dbTime(new Date(from)),
-        open ? '' : 'Disconnected',
         open ? null : dbTime(new Date(to)),
-        open ? 1 : 0,
       );
     }
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
+  });
 }
 
 const mainScript = new URL('../src/main.js', import.meta.url).pathname;

@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openDatabase } from '../src/db/connection.js';
-import { storedFields, toColumn, defaultDeviceJson } from '../src/devices/catalogue.js';
 import type { Observation } from '../src/scanner/discovery.js';
 import { planCycle } from '../src/scanner/state-machine.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { dbTime } from '../src/time.js';
 import { startNetkeep } from './devices.js';
 import { benchToken, printHeader, printRow, runLoad, type LoadResult } from './lib.js';
+import { seedDatabaseFile } from './seed.js';
 
 const deviceCount = 10_000;
 const eventCount = 1_000_000;
@@ -39,53 +39,32 @@ function ip(i: number): string {
 }
 
 function seed(file: string): void {
-  const db = openDatabase(file);
-  const columns = storedFields.map((f) => f.name);
-  const insertDevice = db.prepare(
-    `INSERT INTO Devices (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-  );
-  const insertEvent = db.prepare(
-    'INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, ?, ?, ?)',
-  );
-  const insertSession = db.prepare(
-    `INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection,
-       ses_EventTypeDisconnection, ses_DateTimeDisconnection, ses_StillConnected)
-     VALUES (?, ?, 'Connected', ?, ?, ?, ?)`,
-  );
   const start = Date.parse('2024-06-01T00:00:00Z');
-  db.transaction(() => {
+  seedDatabaseFile(file, (seeder) => {
     for (let i = 0; i < deviceCount; i++) {
-      const json = {
-        ...defaultDeviceJson(),
-        devMac: mac(i),
+      seeder.device(mac(i), {
         devLastIP: ip(i),
-        devGUID: `guid-${i}`,
-        devFirstConnection: '2024-06-01T00:00:00Z',
-        devLastConnection: '2025-01-01T00:00:00Z',
+        devFirstConnection: '2024-06-01 00:00:00',
+        devLastConnection: '2025-01-01 00:00:00',
         devPresentLastScan: i < presentBefore ? 1 : 0,
         devIsNew: 0,
-      };
-      insertDevice.run(...storedFields.map((f) => toColumn(f, json[f.name as keyof typeof json])));
-      if (i < presentBefore) insertSession.run(mac(i), ip(i), '2025-01-01 00:00:00', '', null, 1);
+      });
+      if (i < presentBefore) seeder.session(mac(i), ip(i), '2025-01-01 00:00:00', null);
     }
     const types = ['Connected', 'Disconnected', 'IP Changed', 'Device Down'];
     for (let e = 0; e < eventCount; e++) {
       const device = e % deviceCount;
-      insertEvent.run(mac(device), ip(device), dbTime(new Date(start + e * 15_000)), types[e % 4] ?? '');
+      seeder.event(mac(device), ip(device), dbTime(new Date(start + e * 15_000)), types[e % 4] ?? '');
       // A closed session for every other Connected/Disconnected pair: history of realistic size.
       if (e % 8 === 1)
-        insertSession.run(
+        seeder.session(
           mac(device),
           ip(device),
           dbTime(new Date(start + (e - 1) * 15_000)),
-          'Disconnected',
           dbTime(new Date(start + e * 15_000)),
-          0,
         );
     }
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
+  });
 }
 
 function observe(seen: Map<string, Observation>, i: number, address: string): void {

@@ -1,0 +1,50 @@
+/**
+ * The inserts every benchmark seeder uses: a database file made by the real migrations, devices
+ * built like the server builds them (newDeviceRow), and history rows. `fill` runs the caller's
+ * loop in one transaction, without fsyncs, then checkpoints so that the WAL is empty for the run.
+ */
+import { openDatabase } from '../src/db/connection.js';
+import type { DbValue } from '../src/devices/catalogue.js';
+import { deviceSql, newDeviceRow } from '../src/devices/repository.js';
+
+export interface Seeder {
+  device(mac: string, columns: Readonly<Record<string, DbValue>>): void;
+  event(mac: string, ip: string, dateTime: string, type: string): void;
+  /** A session opened by Connected; `disconnectedAt` null keeps it open. */
+  session(mac: string, ip: string, connectedAt: string, disconnectedAt: string | null): void;
+}
+
+export function seedDatabaseFile(file: string, fill: (seeder: Seeder) => void): void {
+  const db = openDatabase(file);
+  db.pragma('synchronous = OFF');
+  const insertDevice = db.prepare<[Record<string, DbValue>]>(deviceSql.insert);
+  const insertEvent = db.prepare<[string, string, string, string]>(
+    'INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, ?, ?, ?)',
+  );
+  const insertSession = db.prepare<[string, string, string, string, string | null, number]>(
+    `INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection,
+       ses_EventTypeDisconnection, ses_DateTimeDisconnection, ses_StillConnected)
+     VALUES (?, ?, 'Connected', ?, ?, ?, ?)`,
+  );
+  const seeder: Seeder = {
+    device: (mac, columns) => insertDevice.run(newDeviceRow(mac, columns)),
+    event: (mac, ip, dateTime, type) => insertEvent.run(mac, ip, dateTime, type),
+    session: (mac, ip, connectedAt, disconnectedAt) =>
+      insertSession.run(
+        mac,
+        ip,
+        connectedAt,
+        disconnectedAt === null ? '' : 'Disconnected',
+        disconnectedAt,
+        disconnectedAt === null ? 1 : 0,
+      ),
+  };
+  try {
+    db.transaction(() => {
+      fill(seeder);
+    })();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+}
