@@ -3,8 +3,9 @@
  * that tools (traceroute, nmap, arp-scan, Wake-on-LAN, speed tests) have real hosts to talk to
  * without sending one packet outside this machine. Needs root (`ip netns`), see `testLanSkipReason`.
  *
- * Topology (X is chosen at random per LAN from 10.231.0.0/16, a multiple of 4, so concurrent test
- * files do not collide; every name carries the per-run prefix `nk<pid>x<random>-`):
+ * Topology (X is chosen at random per LAN from 10.231.0.0/16, a multiple of 4, and claimed with a
+ * lock file in /run/netkeep-testlan, so concurrent test files do not collide; every name carries
+ * the per-run prefix `nk<pid>x<random>-`):
  *
  *   root namespace (the server under test)
  *     <prefix>l  10.231.X.2/24 ──veth── bridge br0 in <prefix>rt (router, 10.231.X.1/24)
@@ -40,7 +41,7 @@
  *   lan.destroy()
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes, randomInt } from 'node:crypto';
 import { createInterface } from 'node:readline';
 
@@ -150,6 +151,7 @@ function cleanupSync(): void {
     rmSync(`/etc/netns/${ns}`, { recursive: true, force: true });
   }
   liveNamespaces.clear();
+  for (const x of liveBlocks) releaseBlock(x);
 }
 
 function pidAlive(pid: number): boolean {
@@ -175,6 +177,43 @@ function removeStaleNamespaces(): void {
   }
 }
 
+/**
+ * Blocks claimed by a test process: /run/netkeep-testlan/<X> holds the owner's pid, created with
+ * O_EXCL. The routing table alone cannot tell two test files starting together apart (the route
+ * appears only once the LAN is built), nor a LAN whose interface a test has set down (no route).
+ */
+const blockLockDir = '/run/netkeep-testlan';
+const liveBlocks = new Set<number>();
+
+function claimBlock(x: number): boolean {
+  mkdirSync(blockLockDir, { recursive: true });
+  const file = `${blockLockDir}/${x}`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      liveBlocks.add(x);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let owner = 0;
+    try {
+      owner = Number(readFileSync(file, 'utf8'));
+    } catch {
+      continue; // released meanwhile
+    }
+    // An empty file is one being written: taken. A dead owner's claim is stale.
+    if (!(owner > 0) || pidAlive(owner)) return false;
+    rmSync(file, { force: true });
+  }
+  return false;
+}
+
+function releaseBlock(x: number): void {
+  rmSync(`${blockLockDir}/${x}`, { force: true });
+  liveBlocks.delete(x);
+}
+
 /** Third octets X (multiple of 4) already routed in the root namespace. */
 async function usedBlocks(): Promise<Set<number>> {
   const routes = await run([IP, '-4', 'route', 'show']);
@@ -194,9 +233,15 @@ export async function createTestLan(options: TestLanOptions = {}): Promise<TestL
   removeStaleNamespaces();
   const used = await usedBlocks();
   const free = Array.from({ length: 64 }, (_, i) => i * 4).filter((x) => !used.has(x));
-  if (free.length === 0) throw new Error('no free 10.231.x.0/22 block for a test LAN');
-  const x = free[randomInt(free.length)] ?? 0;
-  const prefix = `nk${process.pid}x${randomBytes(2).toString('hex')}-`;
+  // Random order, so that concurrent test files rarely even try the same block.
+  for (let i = free.length - 1; i > 0; i--) {
+    const j = randomInt(i + 1);
+    [free[i], free[j]] = [free[j] ?? 0, free[i] ?? 0];
+  }
+  const x = free.find(claimBlock);
+  if (x === undefined) throw new Error('no free 10.231.x.0/22 block for a test LAN');
+  // 3 hex digits: `<prefix>l` must fit the 15 characters of an interface name with a 7-digit pid.
+  const prefix = `nk${process.pid}x${randomBytes(2).toString('hex').slice(0, 3)}-`;
   const lan = new Lan(prefix, x);
   try {
     await lan.build(options.hosts ?? 2, options.far ?? true);
@@ -361,6 +406,10 @@ class Lan implements TestLan {
     for (const child of this.processes) {
       if (child.spawnargs.includes(host.ns)) child.kill('SIGKILL');
     }
+    // The bridge port first: deleting a veth end removes both ends before `ip` returns, while
+    // `ip netns del` leaves the namespace's teardown (and its answers to ARP) to the kernel, later.
+    const port = this.ports.get(name);
+    if (port !== undefined) await this.exec(this.routerNs, [IP, 'link', 'del', port]);
     await run([IP, 'netns', 'del', host.ns]);
     this.namespaces.delete(host.ns);
     liveNamespaces.delete(host.ns);
@@ -499,5 +548,6 @@ class Lan implements TestLan {
     // Deleting the router namespace removed the root veth's peer, hence the veth and its routes;
     // this is a safety net in case the router namespace was never created.
     await run([IP, 'link', 'del', this.lanInterface]).catch(() => undefined);
+    releaseBlock(this.x);
   }
 }

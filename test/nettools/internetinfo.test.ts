@@ -20,7 +20,7 @@ describe('GET /nettools/internetinfo', () => {
     const address = standIn.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     server = await TestServer.start({
-      env: { INTERNETINFO_URL: `http://127.0.0.1:${port}/json`, INTERNETINFO_TIMEOUT_MS: '500' },
+      env: { INTERNETINFO_URL: `http://127.0.0.1:${port}/json`, INTERNETINFO_TIMEOUT_MS: '2000' },
     });
   });
   after(async () => {

@@ -65,7 +65,7 @@ describe('runner: timeout, output cap, failures', () => {
   let server: TestServer;
   before(async () => {
     server = await TestServer.start({
-      env: { TOOL_PATH: dir, NMAP_TIMEOUT_MS: '1000', TOOL_OUTPUT_LIMIT: '4096' },
+      env: { TOOL_PATH: dir, NMAP_TIMEOUT_MS: '3000', TOOL_OUTPUT_LIMIT: '4096' },
     });
   });
   after(async () => {
@@ -79,7 +79,7 @@ describe('runner: timeout, output cap, failures', () => {
     assert.equal(res.status, 504);
     assert.equal(res.json.error, 'Tool timed out');
     assert.match(String(res.json.message), /timed out/);
-    const { group, sleeper } = startedPids();
+    const { group, sleeper } = await waitStarted();
     assert.ok(
       await eventually(() => processesInGroup(group).length === 0),
       'no process of the group is left',

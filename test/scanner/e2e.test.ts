@@ -12,12 +12,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '../helpers/testlan.js';
+import { eventually } from '../helpers/processes.js';
 import { TestServer } from '../helpers/server.js';
 import { dumpTables } from './helpers.js';
 import type { EventJson, SessionJson } from '../../src/devices/history.js';
@@ -445,19 +446,21 @@ describe('presence scanning end to end on a test LAN', { skip }, () => {
     await checkAll(server, history);
 
     // Failed cycles change nothing: the interface administratively down (arp-scan refuses it) ...
-    setLink(lan.lanInterface, 'down');
+    await setLink(lan.lanInterface, 'down');
     try {
       await expectFailedCycle(server, new RegExp(`${lan.lanInterface}.*(not up|down)`));
     } finally {
-      setLink(lan.lanInterface, 'up');
+      await setLink(lan.lanInterface, 'up');
     }
     // ... and the interface up but without carrier (its peer down: a cable pulled). Both tools
     // would answer "no hosts" here, which must not mark every device as gone.
     await lan.exec(lan.routerNs, ['/usr/sbin/ip', 'link', 'set', 'lroot', 'down']);
     try {
+      await waitForOperstate(lan.lanInterface, (operstate) => operstate !== 'up');
       await expectFailedCycle(server, new RegExp(`${lan.lanInterface}.*down`));
     } finally {
       await lan.exec(lan.routerNs, ['/usr/sbin/ip', 'link', 'set', 'lroot', 'up']);
+      await waitForOperstate(lan.lanInterface, (operstate) => operstate === 'up');
     }
     await checkAll(server, history);
 
@@ -515,17 +518,24 @@ describe('presence scanning end to end on a test LAN', { skip }, () => {
     await checkAll(server, history);
 
     // nmap on an interface that is down skips every target and exits 0: still a failed cycle.
-    setLink(lan.lanInterface, 'down');
+    await setLink(lan.lanInterface, 'down');
     try {
       await expectFailedCycle(server, new RegExp(`${lan.lanInterface}.*down`));
     } finally {
-      setLink(lan.lanInterface, 'up');
+      await setLink(lan.lanInterface, 'up');
     }
     await checkAll(server, history);
   });
 });
 
-function setLink(iface: string, state: 'up' | 'down'): void {
+async function setLink(iface: string, state: 'up' | 'down'): Promise<void> {
   const result = spawnSync('/usr/sbin/ip', ['link', 'set', iface, state], { encoding: 'utf8' });
   assert.equal(result.status, 0, result.stderr);
+  await waitForOperstate(iface, (operstate) => (state === 'up') === (operstate === 'up'));
+}
+
+/** The kernel updates a link's operstate after `ip` returns; the server reads it before each cycle. */
+async function waitForOperstate(iface: string, wanted: (operstate: string) => boolean): Promise<void> {
+  const read = (): string => readFileSync(`/sys/class/net/${iface}/operstate`, 'utf8').trim();
+  assert.ok(await eventually(() => wanted(read())), `${iface} operstate is still ${read()}`);
 }
