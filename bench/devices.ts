@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serverNodeFlags } from '../src/node-flags.js';
 import { dbTime } from '../src/time.js';
 import {
   benchToken,
@@ -98,13 +99,12 @@ const ceilingScript = new URL('./ceiling-server.js', import.meta.url).pathname;
  * server prune half of it at start, while the load runs.
  */
 export async function startNetkeep(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  return startChild(mainScript, {
-    DATA_DIR: dataDir,
-    API_TOKEN: benchToken,
-    LOG_LEVEL: 'info',
-    HISTORY_DAYS: '3650',
-    ...env,
-  });
+  return startChild(
+    mainScript,
+    { DATA_DIR: dataDir, API_TOKEN: benchToken, LOG_LEVEL: 'info', HISTORY_DAYS: '3650', ...env },
+    '/health',
+    serverNodeFlags, // as `npm start` runs it
+  );
 }
 
 /** A temporary data directory seeded with `size`, plus the server started on it. */

@@ -33,7 +33,7 @@ export interface ChildServer {
 }
 
 /**
- * Starts `node <script>` with `env` (plus PORT/HOST on a free loopback port) and resolves once
+ * Starts `node [nodeFlags] <script>` with `env` (plus PORT/HOST on a free loopback port) and resolves once
  * `readyPath` answers 200. Output goes to /dev/null so that the parent, which runs the load
  * generator, spends no time reading logs.
  */
@@ -41,9 +41,10 @@ export async function startChild(
   script: string,
   env: Record<string, string>,
   readyPath = '/health',
+  nodeFlags: readonly string[] = [],
 ): Promise<ChildServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...nodeFlags, script], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -5,6 +5,8 @@ import { ensureBuild, ensureDependencies, root } from './lib.mjs';
 
 ensureDependencies();
 ensureBuild();
-const server = spawn(process.execPath, ['dist/src/main.js'], { cwd: root, stdio: 'inherit' });
+const { serverNodeFlagsFor } = await import('../dist/src/node-flags.js');
+const flags = serverNodeFlagsFor(process.env.NODE_OPTIONS ?? '');
+const server = spawn(process.execPath, [...flags, 'dist/src/main.js'], { cwd: root, stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));

@@ -11,6 +11,8 @@ import { createInterface } from 'node:readline';
 import { eventually } from './processes.js';
 
 const mainScript = new URL('../../src/main.js', import.meta.url).pathname;
+/** `npm start`'s script, in the source tree (dist/test/helpers → the repository root). */
+const startScript = new URL('../../../scripts/start.mjs', import.meta.url).pathname;
 
 export interface RequestOptions {
   /** JSON-serialised and sent with Content-Type: application/json. */
@@ -41,6 +43,8 @@ export interface StartOptions {
   readonly dataDir?: string;
   /** Omit API_TOKEN so the server generates one. */
   readonly generateToken?: boolean;
+  /** Start through `npm start`'s script (scripts/start.mjs), which runs the server as its child. */
+  readonly viaStartScript?: boolean;
 }
 
 export class TestServer {
@@ -83,7 +87,10 @@ export class TestServer {
       ...(options.generateToken ? {} : { API_TOKEN: token }),
       ...options.env,
     };
-    const child = spawn(process.execPath, [mainScript], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [options.viaStartScript ? startScript : mainScript], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const logs: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout });
