@@ -5,9 +5,9 @@
  * server answering the same JSON from memory as the ceiling.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { serverNodeFlags } from '../src/node-flags.js';
+import { serverNodeFlagsFor } from '../src/node-flags.js';
 import { dbTime } from '../src/time.js';
 import {
   benchToken,
@@ -103,7 +103,7 @@ export async function startNetkeep(dataDir: string, env: Record<string, string> 
     mainScript,
     { DATA_DIR: dataDir, API_TOKEN: benchToken, LOG_LEVEL: 'info', HISTORY_DAYS: '3650', ...env },
     '/health',
-    serverNodeFlags, // as `npm start` runs it
+    serverNodeFlagsFor('', totalmem()), // as `npm start` runs it
   );
 }
 

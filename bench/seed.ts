@@ -4,15 +4,21 @@
  * loop in one transaction, without fsyncs, then checkpoints so that the WAL is empty for the run.
  */
 import { openDatabase } from '../src/db/connection.js';
-import type { DbValue } from '../src/devices/catalogue.js';
+import { storedFields, type DbValue } from '../src/devices/catalogue.js';
 import { deviceSql, newDeviceRow } from '../src/devices/repository.js';
 
 export interface Seeder {
+  /**
+   * A device: catalogue defaults, then `columns`. Values are stored column values (times as
+   * `dbTime` text, flags 0/1), and every key must be a stored field of the catalogue.
+   */
   device(mac: string, columns: Readonly<Record<string, DbValue>>): void;
   event(mac: string, ip: string, dateTime: string, type: string): void;
   /** A session opened by Connected; `disconnectedAt` null keeps it open. */
   session(mac: string, ip: string, connectedAt: string, disconnectedAt: string | null): void;
 }
+
+const storedNames = new Set(storedFields.map((f) => f.name));
 
 export function seedDatabaseFile(file: string, fill: (seeder: Seeder) => void): void {
   const db = openDatabase(file);
@@ -27,7 +33,11 @@ export function seedDatabaseFile(file: string, fill: (seeder: Seeder) => void): 
      VALUES (?, ?, 'Connected', ?, ?, ?, ?)`,
   );
   const seeder: Seeder = {
-    device: (mac, columns) => insertDevice.run(newDeviceRow(mac, columns)),
+    device: (mac, columns) => {
+      const unknown = Object.keys(columns).filter((name) => !storedNames.has(name));
+      if (unknown.length > 0) throw new Error(`not stored fields: ${unknown.join(', ')}`);
+      insertDevice.run(newDeviceRow(mac, columns));
+    },
     event: (mac, ip, dateTime, type) => insertEvent.run(mac, ip, dateTime, type),
     session: (mac, ip, connectedAt, disconnectedAt) =>
       insertSession.run(

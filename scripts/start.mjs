@@ -1,12 +1,25 @@
-// `npm start`: install deps if missing, build if stale, then run the server in this process's place.
+// `npm start`: install deps if missing, build if stale, then run the server as this process's child
+// with the V8 flags of src/node-flags.ts (they must be on node's command line). SIGINT/SIGTERM are
+// forwarded; the exit status is the server's, so a crash is a failure to a supervisor.
 // Missing OS tools never stop the server: the endpoint that needs one answers 503 naming the package.
 import { spawn } from 'node:child_process';
+import { constants, totalmem } from 'node:os';
 import { ensureBuild, ensureDependencies, root } from './lib.mjs';
 
 ensureDependencies();
 ensureBuild();
 const { serverNodeFlagsFor } = await import('../dist/src/node-flags.js');
-const flags = serverNodeFlagsFor(process.env.NODE_OPTIONS ?? '');
+const flags = serverNodeFlagsFor(process.env.NODE_OPTIONS ?? '', totalmem());
 const server = spawn(process.execPath, [...flags, 'dist/src/main.js'], { cwd: root, stdio: 'inherit' });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
-server.on('exit', (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
+let forwarded;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    forwarded = signal;
+    server.kill(signal);
+  });
+}
+server.on('exit', (code, signal) => {
+  if (code !== null) process.exit(code);
+  // Killed by a signal: success only when it is the one we forwarded (and the server did not handle).
+  process.exit(signal === forwarded ? 0 : 128 + (constants.signals[signal] ?? 0));
+});

@@ -3,20 +3,29 @@
  * command line of `node dist/src/main.js` (they must be set before the heap exists, so the server
  * cannot set them on itself).
  *
- * Why: without them V8 sizes the heap for the machine (a 4 GiB limit on 24 GiB of RAM) and lets
- * garbage pile up in the old generation under load: 250 MiB RSS at peak for ~30 MiB of live data.
- * With a smaller young generation and an explicit old-generation limit it collects earlier: about
- * 145 MiB at peak in the same benchmark, for 10-25 % fewer cached GETs per second
- * (docs/benchmarks.md). The 1 GiB limit is far above anything netkeep keeps alive (the GET cache,
- * a scan cycle's plan, tool output capped by TOOL_OUTPUT_LIMIT), so it never ends the process.
+ * Why: left to itself, V8 sizes the heap for the machine (a 4 GiB limit on a 24 GiB one) and lets
+ * dead request objects fill the old generation under load, so RSS grew far beyond the live data. A
+ * small young generation and an explicit old-generation limit make it collect earlier. Figures and
+ * the measured cost in requests/s: docs/benchmarks.md, "Memory".
+ *
+ * The old-generation limit is 512 MiB, or V8's own default where that is lower (about a quarter of the
+ * RAM): never lower than what V8 would choose. netkeep's live data is far smaller: ~30 MiB under the
+ * device benchmark, the GET cache bounded in size, tool output bounded by TOOL_OUTPUT_LIMIT.
  */
-export const serverNodeFlags: readonly string[] = ['--max-semi-space-size=4', '--max-old-space-size=1024'];
+const youngGenerationMiB = 2;
+const oldGenerationMiB = 512;
 
 /**
- * The flags to add for a process whose NODE_OPTIONS is `nodeOptions`: an operator's own setting of
- * a flag wins (command-line flags would override NODE_OPTIONS).
+ * The flags for a machine with `totalMemoryBytes` of RAM whose NODE_OPTIONS is `nodeOptions`. A flag
+ * the operator gives in NODE_OPTIONS wins (it is left out here: command-line flags would override
+ * NODE_OPTIONS). Matching is by name prefix, `_` and `-` alike, as V8 treats them.
  */
-export function serverNodeFlagsFor(nodeOptions: string): string[] {
+export function serverNodeFlagsFor(nodeOptions: string, totalMemoryBytes: number): string[] {
+  const quarterOfRamMiB = Math.floor(totalMemoryBytes / 4 / 1024 / 1024);
+  const flags = [
+    `--max-semi-space-size=${youngGenerationMiB}`,
+    `--max-old-space-size=${Math.min(oldGenerationMiB, quarterOfRamMiB)}`,
+  ];
   const given = nodeOptions.replaceAll('_', '-');
-  return serverNodeFlags.filter((flag) => !given.includes(flag.split('=')[0] ?? flag));
+  return flags.filter((flag) => !given.includes(flag.split('=')[0] ?? flag));
 }

@@ -262,7 +262,7 @@ const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
  * The row of a new device, however it is made (POST createNew or the scanner): the catalogue
  * defaults, then `columns`, then its MAC and a fresh devGUID. Inserted with `deviceSql.insert`.
  */
-export function newDeviceRow(mac: string, columns: DeviceChanges): Record<string, DbValue> {
+export function newDeviceRow(mac: string, columns: Readonly<DeviceRow>): DeviceRow {
   return { ...defaultColumns, ...columns, devMac: mac, devGUID: randomUUID() };
 }
 

@@ -28,24 +28,37 @@ interface Entry {
 
 const hoursKey = '"devPresenceHours":';
 
+/**
+ * Characters of JSON text kept before the cache starts over: 16 Mi characters, 16-32 MiB of heap.
+ * A device is ~1 KB of JSON with the catalogue's defaults, but its text fields may hold up to 16 KB
+ * each, so the bound is on size, not on the number of devices.
+ */
+const defaultMaxChars = 16 * 1024 * 1024;
+
 export class DeviceJsonCache {
   private readonly entries = new Map<string, Entry>();
+  private chars = 0;
   private stamp = '';
 
   /**
    * @param repository where views come from and whose change stamp invalidates the cache
-   * @param limit entries kept before the cache starts over (~1.5 KB each)
+   * @param maxChars JSON characters kept before the cache starts over
    */
   constructor(
     private readonly repository: DeviceRepository,
-    private readonly limit = 20_000,
+    private readonly maxChars = defaultMaxChars,
   ) {}
+
+  private clear(): void {
+    this.entries.clear();
+    this.chars = 0;
+  }
 
   /** JSON text of the device for period `all`, or undefined when the device does not exist. */
   get(mac: string, now: Date): string | undefined {
     const stamp = this.repository.changeStamp();
     if (stamp !== this.stamp) {
-      this.entries.clear();
+      this.clear();
       this.stamp = stamp;
     }
     const nowSeconds = Math.floor(now.getTime() / 1000);
@@ -63,7 +76,8 @@ export class DeviceJsonCache {
     const valueStart = json.indexOf(hoursKey) + hoursKey.length;
     const valueText = String(timed.view.devPresenceHours);
     if (valueStart < hoursKey.length || !json.startsWith(valueText, valueStart)) return json;
-    if (this.entries.size >= this.limit) this.entries.clear();
+    if (this.chars + json.length > this.maxChars) this.clear();
+    this.chars += json.length;
     this.entries.set(mac, {
       head: json.slice(0, valueStart),
       tail: json.slice(valueStart + valueText.length),

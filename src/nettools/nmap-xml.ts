@@ -14,11 +14,11 @@ export interface NmapPort {
   version: string | null;
 }
 
-/** One host of the report, in the shape of DESIGN.md section 5. */
+/** One host of the report, as `/nettools/nmap` answers it (docs/api/nettools.md). */
 export interface NmapHost {
   address: string | null;
   addressType: string | null;
-  /** Lower case, as nmap prints it upper case. */
+  /** Lower-cased (nmap prints upper case). */
   mac: string | null;
   vendor: string | null;
   hostnames: string[];
@@ -39,11 +39,14 @@ export interface NmapReport {
   readonly error: string | null;
 }
 
+/** Elements that may repeat: always arrays, also when there is one. */
+const repeated = new Set(['host', 'address', 'hostname', 'port', 'target']);
+
 const xmlParser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '@_',
   parseAttributeValue: false,
-  isArray: (name) => ['host', 'address', 'hostname', 'port', 'target'].includes(name),
+  isArray: (name) => repeated.has(name),
 });
 
 type XmlNode = Record<string, unknown>;
@@ -84,7 +87,8 @@ export function parseNmapXml(xml: string): NmapReport {
 
 function hostOf(host: XmlNode): NmapHost {
   const addresses = nodes(host.address);
-  const ip = addresses.find((a) => a['@_addrtype'] === 'ipv4' || a['@_addrtype'] === 'ipv6');
+  const ip =
+    addresses.find((a) => a['@_addrtype'] === 'ipv4') ?? addresses.find((a) => a['@_addrtype'] === 'ipv6');
   const mac = addresses.find((a) => a['@_addrtype'] === 'mac');
   return {
     address: text(ip?.['@_addr']),

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../http/errors.js';
 import { parseScanTarget } from '../validation.js';
-import { parseNmapXml, type NmapHost } from './nmap-xml.js';
+import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
 import { parseDnsServer } from './nslookup.js';
 import type { ToolRunner } from './runner.js';
 
@@ -107,9 +107,9 @@ export async function nmap(
       timeoutMs: options.timeoutMs,
       signal,
     });
-    let hosts: NmapHost[];
+    let report: NmapReport;
     try {
-      hosts = parseNmapXml(await readFile(xmlFile, 'utf8')).hosts;
+      report = parseNmapXml(await readFile(xmlFile, 'utf8'));
     } catch (err) {
       throw new ApiError(
         500,
@@ -118,6 +118,11 @@ export async function nmap(
         err instanceof Error ? err.message : String(err),
       );
     }
+    // A report that says exit="error" is a failed command, whatever the exit code was.
+    if (report.error !== null) {
+      throw new ApiError(500, 'Command failed', 'nmap reported an error.', report.error);
+    }
+    const hosts = report.hosts;
     return {
       success: true,
       mode: built.mode,

@@ -88,9 +88,15 @@ export interface ScanStateRow {
   readonly lastAbsence: AbsenceEvent | null;
 }
 
+/** A device the scan found first: its MAC is known to be a string. */
+export type NewDeviceJson = DeviceJson & { readonly devMac: string };
+
 export interface ScanPlan {
-  /** Full device objects (JSON form, catalogue defaults + scan values), devGUID still empty. */
-  readonly newDevices: DeviceJson[];
+  /**
+   * Full device objects (JSON form: catalogue defaults + scan values, so that the plan alone says
+   * what a new device looks like); the store adds the devGUID.
+   */
+  readonly newDevices: NewDeviceJson[];
   readonly updates: PresenceUpdate[];
   readonly events: PlannedEvent[];
   readonly openSessions: PlannedSessionOpen[];
@@ -125,7 +131,7 @@ export function planCycle(input: PlanInput): ScanPlan {
   const nowIso = input.now.toISOString().slice(0, 19) + 'Z';
   const grace = Math.max(1, input.missesBeforeAbsent);
   const plan = {
-    newDevices: [] as DeviceJson[],
+    newDevices: [] as NewDeviceJson[],
     updates: [] as PresenceUpdate[],
     events: [] as PlannedEvent[],
     openSessions: [] as PlannedSessionOpen[],

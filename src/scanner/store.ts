@@ -123,7 +123,7 @@ export class ScanStore {
 
   private write(plan: ScanPlan): void {
     for (const device of plan.newDevices) {
-      this.insertDevice.run(newDeviceRow(String(device.devMac), jsonToColumns(device)));
+      this.insertDevice.run(newDeviceRow(device.devMac, jsonToColumns(device)));
     }
     for (const u of plan.updates)
       this.updatePresence.run(u.presentLastScan, u.lastIP, u.lastConnection, u.vendor, u.mac);

@@ -75,4 +75,26 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     assert.equal(repo.create(absent, {}, new Date(now)), 'created');
     assert.ok(cache.get(absent, new Date(now)) !== undefined);
   });
+
+  test('the cache is bounded in characters: an entry that would pass maxChars starts it over', () => {
+    let computed = 0;
+    const counting: SqliteDeviceRepository = Object.create(repo) as SqliteDeviceRepository;
+    counting.getTimed = (...args: Parameters<SqliteDeviceRepository['getTimed']>) => {
+      computed++;
+      return repo.getTimed(...args);
+    };
+    const other = '02:00:00:00:0c:03';
+    assert.equal(repo.create(other, {}, new Date(now)), 'created');
+    const oneDevice = (cache.get(mac, new Date(now)) ?? '').length;
+    const small = new DeviceJsonCache(counting, Math.floor(oneDevice * 1.5));
+    const at = new Date(now);
+    small.get(mac, at);
+    small.get(mac, at);
+    assert.equal(computed, 1, 'the second read is a hit');
+    small.get(other, at); // would pass the bound: the cache starts over with `other` only
+    small.get(other, at);
+    assert.equal(computed, 2);
+    small.get(mac, at);
+    assert.equal(computed, 3, 'the first device was dropped');
+  });
 });

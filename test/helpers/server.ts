@@ -43,7 +43,10 @@ export interface StartOptions {
   readonly dataDir?: string;
   /** Omit API_TOKEN so the server generates one. */
   readonly generateToken?: boolean;
-  /** Start through `npm start`'s script (scripts/start.mjs), which runs the server as its child. */
+  /**
+   * Start through `npm start`'s script (scripts/start.mjs), which runs the server as its child.
+   * `process` is then the script: `stop()` (SIGTERM, forwarded) ends both, `kill()` only the script.
+   */
   readonly viaStartScript?: boolean;
 }
 

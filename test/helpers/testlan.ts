@@ -41,7 +41,7 @@
  *   lan.destroy()
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes, randomInt } from 'node:crypto';
 import { createInterface } from 'node:readline';
 
@@ -188,25 +188,33 @@ const liveBlocks = new Set<number>();
 function claimBlock(x: number): boolean {
   mkdirSync(blockLockDir, { recursive: true });
   const file = `${blockLockDir}/${x}`;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(file, String(process.pid), { flag: 'wx' });
-      liveBlocks.add(x);
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  // Written under a private name, then linked into place: a claim never exists without its pid.
+  const mine = `${blockLockDir}/.${process.pid}-${x}`;
+  writeFileSync(mine, String(process.pid));
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        linkSync(mine, file);
+        liveBlocks.add(x);
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      let owner = 0;
+      try {
+        owner = Number(readFileSync(file, 'utf8'));
+      } catch {
+        continue; // released meanwhile
+      }
+      if (owner > 0 && pidAlive(owner)) return false;
+      // A dead owner's claim (a crashed run): taken over. Two runs doing this for the same block
+      // at the same instant could both succeed; that needs a crash first and is left at that.
+      rmSync(file, { force: true });
     }
-    let owner = 0;
-    try {
-      owner = Number(readFileSync(file, 'utf8'));
-    } catch {
-      continue; // released meanwhile
-    }
-    // An empty file is one being written: taken. A dead owner's claim is stale.
-    if (!(owner > 0) || pidAlive(owner)) return false;
-    rmSync(file, { force: true });
+    return false;
+  } finally {
+    rmSync(mine, { force: true });
   }
-  return false;
 }
 
 function releaseBlock(x: number): void {
@@ -240,8 +248,9 @@ export async function createTestLan(options: TestLanOptions = {}): Promise<TestL
   }
   const x = free.find(claimBlock);
   if (x === undefined) throw new Error('no free 10.231.x.0/22 block for a test LAN');
-  // 3 hex digits: `<prefix>l` must fit the 15 characters of an interface name with a 7-digit pid.
-  const prefix = `nk${process.pid}x${randomBytes(2).toString('hex').slice(0, 3)}-`;
+  // Unique by construction (pid, claimed block); `<prefix>l` fits the 15 characters of an interface
+  // name even with a 7-digit pid.
+  const prefix = `nk${process.pid}x${x.toString(16)}-`;
   const lan = new Lan(prefix, x);
   try {
     await lan.build(options.hosts ?? 2, options.far ?? true);

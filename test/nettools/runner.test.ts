@@ -17,8 +17,16 @@ const emptyDir = mkdtempSync(join(tmpdir(), 'netkeep-notools-'));
 
 /** The fake nmap: the target (last argument) picks the behaviour; $$ is its process group. */
 const fakeNmap = `#!/bin/sh
-for arg; do target=$arg; done
+prev=
+for arg; do
+  if [ "$prev" = "-oX" ]; then xml=$arg; fi
+  prev=$arg
+  target=$arg
+done
 case "$target" in
+  127.0.0.7)
+    echo '<nmaprun><runstats><finished exit="error" errormsg="fake: cannot scan"/></runstats></nmaprun>' > "$xml"
+    ;;
   127.0.0.2)
     # Ignore SIGTERM, fork a sleeper that ignores it too: only SIGKILL to the group stops both.
     trap '' TERM
@@ -109,6 +117,13 @@ describe('runner: timeout, output cap, failures', () => {
     assert.match(String(res.json.message), /exit code 3/);
     assert.equal(res.json.details, 'nmap: fake failure for the test');
     assert.equal((await nextToolRun(server, seen)).exitCode, 3);
+  });
+
+  test('a report that says exit="error" is 500 with nmap\'s message, even after exit code 0', async () => {
+    const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.7', mode: 'fast' } });
+    assert.equal(res.status, 500);
+    assert.equal(res.json.error, 'Command failed');
+    assert.equal(res.json.details, 'fake: cannot scan');
   });
 
   test('the command gets an argument array and a minimal environment', async () => {
