@@ -73,6 +73,7 @@ export async function benchNettools(): Promise<void> {
   const server = await TestServer.start({
     // LOG_LEVEL stays info: TestServer waits for the 'listening' line.
     env: { DNS_SERVER: dns.address, TOOL_CONCURRENCY: '8' },
+    viaStartScript: true, // the server as `npm start` runs it, with its V8 flags
   });
   const xmlDir = mkdtempSync(join(tmpdir(), 'netkeep-bench-'));
   try {
