@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { serverNodeFlagsFor } from '../src/node-flags.js';
 import { dbTime } from '../src/time.js';
 import {
@@ -90,8 +91,8 @@ export function seedDatabase(dataDir: string, size: SeedSize = defaultSeed): voi
   });
 }
 
-const mainScript = new URL('../src/main.js', import.meta.url).pathname;
-const ceilingScript = new URL('./ceiling-server.js', import.meta.url).pathname;
+const mainScript = fileURLToPath(new URL('../src/main.js', import.meta.url));
+const ceilingScript = fileURLToPath(new URL('./ceiling-server.js', import.meta.url));
 
 /**
  * The real netkeep server (child process, loopback) on an existing data directory. HISTORY_DAYS is

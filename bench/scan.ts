@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/connection.js';
 import type { Observation } from '../src/scanner/discovery.js';
 import { planCycle } from '../src/scanner/state-machine.js';
@@ -154,7 +155,7 @@ export async function benchScan(seeded?: string): Promise<void> {
   }
 }
 
-const cyclerScript = new URL('./scan-cycler.js', import.meta.url).pathname;
+const cyclerScript = fileURLToPath(new URL('./scan-cycler.js', import.meta.url));
 
 interface CyclerSummary {
   cycles: number;

@@ -5,8 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-export const root = new URL('..', import.meta.url).pathname;
+export const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** Runs a command in the project root with inherited stdio; exits the process when it fails. */
 export function run(command, args, options = {}) {
@@ -61,6 +62,7 @@ export const osTools = {
   'arp-scan': 'arp-scan',
   ip: 'iproute2',
   tc: 'iproute2',
+  sysctl: 'procps', // the test LAN's routers (minimal Debian images lack it)
 };
 
 function onPath(command) {

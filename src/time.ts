@@ -35,7 +35,7 @@ export function toDbTime(value: string): string {
   if (
     written.getUTCMonth() !== (month ?? 1) - 1 ||
     written.getUTCDate() !== day ||
-    /T24|[ T]\d{2}:[6-9]/.test(value)
+    /[T ]24:/.test(value) // Date reads hour 24 as the next day's midnight; minutes/seconds >= 60 are NaN
   )
     throw new RangeError(`'${value}' is not a valid date-time`);
   // Storage text has a four-digit year; an offset may not push the UTC time out of it.

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { loadConfig, parseDotEnv, variables } from '../src/config.js';
 import { tokenChecker } from '../src/http/auth.js';
 import { notAuthorizedBody, TestServer } from './helpers/server.js';
@@ -119,7 +120,7 @@ describe('configuration', () => {
   });
 
   test('every variable is documented in README and docs/configuration.md', () => {
-    const root = new URL('../../', import.meta.url).pathname;
+    const root = fileURLToPath(new URL('../../', import.meta.url));
     for (const doc of ['README.md', 'docs/configuration.md']) {
       const text = readFileSync(join(root, doc), 'utf8');
       for (const name of Object.keys(variables))

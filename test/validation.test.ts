@@ -70,6 +70,9 @@ test('times: impossible dates and years beyond 9999 are refused, offsets become 
     '2023-02-29',
     '2024-13-01',
     '2024-05-01T10:60:00Z',
+    '2024-05-01 10:00:60',
+    '2024-01-01T24:00:00Z',
+    '2024-01-01 24:00:00',
     '9999-12-31T23:59:59-14:00',
     'yesterday',
   ])

@@ -8,11 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { eventually } from './processes.js';
 
-const mainScript = new URL('../../src/main.js', import.meta.url).pathname;
+const mainScript = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 /** `npm start`'s script, in the source tree (dist/test/helpers → the repository root). */
-const startScript = new URL('../../../scripts/start.mjs', import.meta.url).pathname;
+const startScript = fileURLToPath(new URL('../../../scripts/start.mjs', import.meta.url));
 
 export interface RequestOptions {
   /** JSON-serialised and sent with Content-Type: application/json. */

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { ScanStore } from '../../src/scanner/store.js';
 import { dumpTables, fixture, tempDb } from './helpers.js';
 import { mergeSightings, parseArpScan } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 
-const child = new URL('./crash-child.js', import.meta.url).pathname;
+const child = fileURLToPath(new URL('./crash-child.js', import.meta.url));
 
 /** Runs the child; with 'hang', kills it with SIGKILL once it is inside the transaction. */
 async function runChild(file: string, mode: 'hang' | 'commit'): Promise<string> {
