@@ -4,4 +4,4 @@ import { ensureBuild, ensureDependencies, ensureOsTools, run } from './lib.mjs';
 ensureDependencies();
 ensureOsTools();
 ensureBuild();
-run(process.execPath, ['--expose-gc', 'dist/bench/run.js', ...process.argv.slice(2)]);
+run(process.execPath, ['dist/bench/run.js', ...process.argv.slice(2)]);

@@ -107,7 +107,7 @@ export const variables = {
   NSLOOKUP_TIMEOUT_MS: spec('15000', 'nslookup time limit.', integer(1000, 3_600_000)),
   DNS_SERVER: spec(
     '',
-    'Resolver for nslookup (and nmap reverse lookups) as IP, IP:port or [IPv6]:port. Empty: the system resolver.',
+    'Resolver for nslookup and nmap reverse lookups, as IP, IP:port or [IPv6]:port (nmap only asks port 53: with another port it does none). Empty: the system resolver.',
     dnsServer,
   ),
   NMAP_MAX_HOSTS: spec(

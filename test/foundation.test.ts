@@ -119,12 +119,18 @@ describe('configuration', () => {
     assert.deepEqual(parseDotEnv('# c\nexport A=1\nB="x y"\nC=z # trailing\n'), { A: '1', B: 'x y', C: 'z' });
   });
 
-  test('every variable is documented in README and docs/configuration.md', () => {
+  test('every variable is documented in README and docs/configuration.md, with its default and meaning', () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
     for (const doc of ['README.md', 'docs/configuration.md']) {
-      const text = readFileSync(join(root, doc), 'utf8');
-      for (const name of Object.keys(variables))
-        assert.ok(text.includes(`\`${name}\``), `${doc} documents ${name}`);
+      const rows = readFileSync(join(root, doc), 'utf8')
+        .split('\n')
+        .map((line) => line.split('|').map((cell) => cell.trim()));
+      for (const [name, spec] of Object.entries(variables)) {
+        const row = rows.find((cells) => cells[1] === `\`${name}\``);
+        assert.ok(row, `${doc} documents ${name}`);
+        const shownDefault = spec.default === '' ? '(empty)' : `\`${spec.default}\``;
+        assert.deepEqual(row.slice(2, 4), [shownDefault, spec.description], `${doc}: ${name}`);
+      }
     }
   });
 

@@ -3,7 +3,9 @@
  *   <mode flags>          fast: -F, normal: none, detail: -A, skipdiscovery: -Pn (exact, case-sensitive)
  *   -6                    for an IPv6 target
  *   --dns-servers <ip>    when DNS_SERVER is set, so reverse lookups of the hosts found go to the
- *                         configured resolver instead of the system one (nmap always asks port 53)
+ *                         configured resolver instead of the system one. nmap always asks port 53:
+ *   -n                    instead, when DNS_SERVER names another port: no reverse lookups at all,
+ *                         rather than asking a resolver that is not the configured one
  *   -oX <file>            XML in a fresh private temp directory, parsed into `hosts`, then removed
  *   <target>              the validated address or range, last
  */
@@ -13,7 +15,7 @@ import { join } from 'node:path';
 import { ApiError } from '../http/errors.js';
 import { parseScanTarget } from '../validation.js';
 import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
-import { parseDnsServer } from './nslookup.js';
+import { parseDnsServer, type DnsServer } from './nslookup.js';
 import type { ToolRunner } from './runner.js';
 
 export const nmapModes = {
@@ -77,16 +79,20 @@ export function nmapArgs(
       "nmap mode 'detail' (-A) needs root privileges for OS detection; run netkeep as root, or use another mode.",
     );
   }
-  const dns = parseDnsServer(options.dnsServer);
   return {
     mode,
     args: [
       ...nmapModes[mode],
       ...(target.version === 6 ? ['-6'] : []),
-      ...(dns ? ['--dns-servers', dns.host] : []),
+      ...dnsArgs(parseDnsServer(options.dnsServer)),
     ],
     target: target.target,
   };
+}
+
+function dnsArgs(dns: DnsServer | undefined): string[] {
+  if (dns === undefined) return [];
+  return dns.port === undefined || dns.port === 53 ? ['--dns-servers', dns.host] : ['-n'];
 }
 
 export async function nmap(

@@ -86,6 +86,7 @@ export class TestServer {
       // Never reach the internet or the system resolver from a test.
       INTERNETINFO_URL: 'http://127.0.0.1:9/json',
       SPEEDTEST_SERVER_URL: 'http://127.0.0.1:9',
+      SPEEDTEST_BACKEND: 'builtin', // speedtest-cli would ask speedtest.net: only in an isolated namespace
       DNS_SERVER: '127.0.0.1:9',
       WOL_BROADCAST: '127.255.255.255',
       ...(options.generateToken ? {} : { API_TOKEN: token }),

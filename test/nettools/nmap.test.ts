@@ -184,12 +184,22 @@ describe('nmap arguments (no process)', () => {
     assert.deepEqual(nmapArgs('127.0.0.1', 'fast', { ...options, uid: 1000 }).args, ['-F']);
   });
 
-  test('mode flags, -6 and --dns-servers', () => {
-    assert.deepEqual(nmapArgs('::1', 'skipdiscovery', { ...options, dnsServer: '127.0.0.1:5353' }), {
+  test('mode flags, -6, and --dns-servers (or -n when DNS_SERVER is not on port 53, which nmap cannot use)', () => {
+    assert.deepEqual(nmapArgs('::1', 'skipdiscovery', { ...options, dnsServer: '127.0.0.1' }), {
       mode: 'skipdiscovery',
       args: ['-Pn', '-6', '--dns-servers', '127.0.0.1'],
       target: '::1',
     });
+    assert.deepEqual(nmapArgs('::1', 'fast', { ...options, dnsServer: '[::1]:53' }).args, [
+      '-F',
+      '-6',
+      '--dns-servers',
+      '::1',
+    ]);
+    assert.deepEqual(nmapArgs('10.0.0.1', 'fast', { ...options, dnsServer: '127.0.0.1:5353' }).args, [
+      '-F',
+      '-n',
+    ]);
     assert.deepEqual(nmapArgs('10.0.0.0/20', 'normal', options).args, []);
   });
 
