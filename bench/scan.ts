@@ -69,7 +69,7 @@ function seed(file: string): void {
 }
 
 function observe(seen: Map<string, Observation>, i: number, address: string): void {
-  seen.set(mac(i), { ips: [address], vendor: 'Bench Vendor', subnet: 'bench', source: 'arp-scan' });
+  seen.set(mac(i), { ips: [address], vendor: 'Bench Vendor', source: 'arp-scan' });
 }
 
 /** The measured cycle's observations (see the header for the mix). */

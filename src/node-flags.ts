@@ -9,8 +9,8 @@
  * the measured cost in requests/s: docs/benchmarks.md, "Memory".
  *
  * The old-generation limit is 512 MiB, or V8's own default where that is lower (about a quarter of the
- * RAM): never lower than what V8 would choose. netkeep's live data is far smaller: ~30 MiB under the
- * device benchmark, the GET cache bounded in size, tool output bounded by TOOL_OUTPUT_LIMIT.
+ * RAM): never above what V8 would choose. netkeep's live data is far smaller: ~30 MiB under the
+ * device benchmark, the GET cache bounded in size, tool output bounded by the runner's caps.
  */
 const youngGenerationMiB = 2;
 const oldGenerationMiB = 512;

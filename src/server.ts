@@ -58,6 +58,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     logger: logger.child({ component: 'scanner' }),
     runTool,
     checkInterface: (iface) => interfaceProblem(iface),
+    arpScanInstalled: runner.isInstalled('arp-scan'),
   });
   registerScanRoutes(app, scanner);
   scanner.start();

@@ -8,10 +8,6 @@ export function dbTime(date: Date): string {
   return date.toISOString().slice(0, 19).replace('T', ' ');
 }
 
-export function nowDbTime(): string {
-  return dbTime(new Date());
-}
-
 /** Storage text as ISO 8601 (`2024-05-01T10:00:00Z`). */
 export function fromDbTime(value: string): string {
   return `${value.replace(' ', 'T')}Z`;

@@ -107,11 +107,8 @@ export const computedFields = {
   },
 } as const satisfies Record<string, { schema: TSchema; description: string }>;
 
-export type ComputedFieldName = keyof typeof computedFields;
-
 export const fieldsByName: ReadonlyMap<string, StoredField> = new Map(storedFields.map((f) => [f.name, f]));
 export const editableFields: readonly StoredField[] = storedFields.filter((f) => f.editable);
-export const editableFieldNames: ReadonlySet<string> = new Set(editableFields.map((f) => f.name));
 /** Names a client may send back from a GET; they are accepted and ignored on writes. */
 export const ignoredOnWrite: ReadonlySet<string> = new Set([...Object.keys(computedFields), 'devGUID']);
 
@@ -229,9 +226,8 @@ export const DeviceWriteSchema = Type.Object(
     devMac: Type.Optional(
       Type.String({ maxLength: 64, description: 'Ignored when equal to the MAC in the path.' }),
     ),
-    devGUID: Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),
     ...Object.fromEntries(
-      Object.keys(computedFields).map((name) => [
+      [...ignoredOnWrite].map((name) => [
         name,
         Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),
       ]),

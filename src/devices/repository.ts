@@ -111,7 +111,6 @@ export interface DeviceRepository {
   getTimed(mac: string, period: Period, now: Date): TimedView | undefined;
   /** A value that changes whenever stored data may have changed, by this process or another. */
   changeStamp(): string;
-  exists(mac: string): boolean;
   /**
    * Creates a device: unset fields take their catalogue defaults, devFirstConnection and
    * devLastConnection default to `now`, devGUID is a fresh UUID.
@@ -223,7 +222,6 @@ export const deviceSql = {
     WHERE ${sessionInPeriod}
     ORDER BY ses_DateTimeConnection DESC, rowid DESC LIMIT @limit OFFSET @offset`,
   sessionsTotal: `SELECT COUNT(*) FROM Sessions WHERE ${sessionInPeriod}`,
-  updateColumn: (column: string) => `UPDATE Devices SET ${column} = ? WHERE devMac = ?`,
 } as const;
 
 /**
@@ -295,7 +293,6 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   /** Keyed by status; '' is the unfiltered list. */
   private readonly listStmts: ReadonlyMap<DeviceStatus | '', ListStatements>;
-  private readonly updateColumnStmts: ReadonlyMap<string, Statement<[DbValue, string]>>;
   /** Runs a read in one transaction, so a page and its total come from one snapshot. */
   private readonly readTx: <T>(read: () => T) => T;
   private readonly deleteTx: (mac: string) => boolean;
@@ -340,9 +337,6 @@ export class SqliteDeviceRepository implements DeviceRepository {
     );
     const read = db.transaction((fn: () => unknown) => fn());
     this.readTx = <T>(fn: () => T): T => read(fn) as T;
-    this.updateColumnStmts = new Map(
-      editableNames.map((name) => [name, db.prepare<[DbValue, string]>(deviceSql.updateColumn(name))]),
-    );
 
     this.createTx = db.transaction((row: Record<string, DbValue>): CreateResult => {
       if (this.existsStmt.get(row.devMac as string) !== undefined) return 'exists';
@@ -399,10 +393,6 @@ export class SqliteDeviceRepository implements DeviceRepository {
     return { view, seconds, openSessions, latestOpenStart };
   }
 
-  exists(mac: string): boolean {
-    return this.existsStmt.get(mac) !== undefined;
-  }
-
   create(mac: string, changes: DeviceChanges, now: Date): CreateResult {
     assertEditable(changes);
     const nowText = dbTime(now);
@@ -439,9 +429,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   updateColumn(mac: string, column: string, value: DbValue): boolean {
-    const statement = this.updateColumnStmts.get(column);
-    if (statement === undefined) throw new RangeError(`'${column}' is not an editable device field`);
-    return statement.run(value, mac).changes > 0;
+    return this.update(mac, { [column]: value }); // RangeError unless an editable field
   }
 
   listChildren(mac: string): DeviceChild[] {

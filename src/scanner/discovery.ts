@@ -5,6 +5,7 @@
  * and it parses the output with pure functions that the tests feed with captured real output.
  */
 import { parseNmapXml } from '../nettools/nmap-xml.js';
+import { tail } from '../nettools/runner.js';
 import { ipVersion, normalizeMac } from '../validation.js';
 import type { ScanSubnet } from './subnets.js';
 
@@ -122,10 +123,6 @@ export function parseNmapPingScan(xml: string): Sighting[] {
   return sightings;
 }
 
-function stderrTail(stderr: string): string {
-  return stderr.trim().split('\n').slice(-5).join('\n').slice(-1000);
-}
-
 export interface DiscoverOptions {
   readonly runTool: RunTool;
   readonly tool: ScanToolName;
@@ -156,12 +153,12 @@ export async function discoverSubnet(subnet: ScanSubnet, options: DiscoverOption
     );
   }
   if (result.exitCode !== 0) {
-    const tail = stderrTail(result.stderr);
+    const details = tail(result.stderr, 1000).trimStart();
     throw new DiscoveryError(
       subnet.label,
       tool,
-      `${tool} on ${subnet.label} failed with exit code ${result.exitCode}${tail ? `: ${tail.split('\n')[0] ?? ''}` : ''}`,
-      tail,
+      `${tool} on ${subnet.label} failed with exit code ${result.exitCode}${details ? `: ${details.split('\n')[0] ?? ''}` : ''}`,
+      details,
     );
   }
   try {
@@ -172,7 +169,7 @@ export async function discoverSubnet(subnet: ScanSubnet, options: DiscoverOption
       subnet.label,
       tool,
       `${tool} on ${subnet.label}: ${reason}`,
-      stderrTail(result.stderr),
+      tail(result.stderr, 1000),
     );
   }
 }
@@ -183,8 +180,6 @@ export interface Observation {
   readonly ips: readonly string[];
   /** The first non-empty vendor, in SCAN_SUBNETS order; '' when none. */
   readonly vendor: string;
-  /** Label of the first subnet (in SCAN_SUBNETS order) that saw the MAC. */
-  readonly subnet: string;
   /** The tool that saw it first (recorded as a new device's devSourcePlugin). */
   readonly source: ScanToolName;
 }
@@ -194,7 +189,6 @@ function ipv4Number(ip: string): number {
 }
 
 export interface SubnetResult {
-  readonly subnet: string;
   readonly tool: ScanToolName;
   readonly sightings: readonly Sighting[];
 }
@@ -202,13 +196,10 @@ export interface SubnetResult {
 /**
  * Merges every subnet's sightings into one observation per MAC (a MAC seen twice, on one subnet
  * or on two, is one device). Results must be given in SCAN_SUBNETS order: that order decides the
- * subnet and vendor recorded, so the outcome is deterministic.
+ * vendor and source recorded, so the outcome is deterministic.
  */
 export function mergeSightings(results: readonly SubnetResult[]): Map<string, Observation> {
-  const merged = new Map<
-    string,
-    { ips: Set<string>; vendor: string; subnet: string; source: ScanToolName }
-  >();
+  const merged = new Map<string, { ips: Set<string>; vendor: string; source: ScanToolName }>();
   for (const result of results) {
     for (const sighting of result.sightings) {
       const entry = merged.get(sighting.mac);
@@ -216,7 +207,6 @@ export function mergeSightings(results: readonly SubnetResult[]): Map<string, Ob
         merged.set(sighting.mac, {
           ips: new Set([sighting.ip]),
           vendor: sighting.vendor,
-          subnet: result.subnet,
           source: result.tool,
         });
       } else {
@@ -228,7 +218,7 @@ export function mergeSightings(results: readonly SubnetResult[]): Map<string, Ob
   const observations = new Map<string, Observation>();
   for (const [mac, entry] of merged) {
     const ips = [...entry.ips].sort((a, b) => ipv4Number(a) - ipv4Number(b));
-    observations.set(mac, { ips, vendor: entry.vendor, subnet: entry.subnet, source: entry.source });
+    observations.set(mac, { ips, vendor: entry.vendor, source: entry.source });
   }
   return observations;
 }

@@ -18,7 +18,7 @@ const deadStates = new Set(['down', 'lowerlayerdown', 'notpresent']);
 
 /** Why `iface` cannot be scanned now (missing, down, no carrier), or undefined when it can. */
 export function interfaceProblem(iface: string, sysfsNet = '/sys/class/net'): string | undefined {
-  // SCAN_SUBNETS' allow-list admits '.' and '..', which are no interface but a path step.
+  // The name becomes a path step: '.' and '..' (refused in SCAN_SUBNETS too) are no interface.
   if (iface === '.' || iface === '..') return `interface ${iface} does not exist`;
   // Not Linux sysfs: leave the verdict to the tool.
   if (!existsSync(sysfsNet)) return undefined;

@@ -59,7 +59,7 @@ export function registerScanRoutes(app: App, scanner: Scanner): void {
         description:
           '409 when scanning is not configured (SCAN_SUBNETS empty) or a cycle is already running; ' +
           '500 when the cycle failed (it changed nothing; details lists the errors).',
-        response: { 200: ScanStatusSchema, 409: ErrorRef, 500: ErrorRef, ...protectedErrors },
+        response: { 200: ScanStatusSchema, 409: ErrorRef, 500: ErrorRef, 503: ErrorRef, ...protectedErrors },
       },
     },
     async () => {

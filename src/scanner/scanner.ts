@@ -48,6 +48,17 @@ export interface ScannerOptions {
    * fails the cycle); in production `interfaceProblem` (link.ts). Default: no check.
    */
   readonly checkInterface?: (iface: string) => string | undefined;
+  /**
+   * Whether arp-scan is installed (the runner finds binaries once, at start): with SCAN_TOOL=auto,
+   * nmap -sn is used when it is not. Default: installed.
+   */
+  readonly arpScanInstalled?: boolean;
+}
+
+/** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
+export function scanTool(setting: ScannerConfig['SCAN_TOOL'], arpScanInstalled: boolean): ScanToolName {
+  if (setting === 'auto') return arpScanInstalled ? 'arp-scan' : 'nmap';
+  return setting;
 }
 
 export interface CycleSummary {
@@ -79,14 +90,13 @@ export class Scanner {
   private readonly store: ScanStore;
   private readonly now: () => Date;
   private readonly intervalMs: number;
-  /** arp-scan until it turns out not to be installed (SCAN_TOOL=auto), then nmap. */
-  private tool: ScanToolName;
+  private readonly tool: ScanToolName;
   private current: Promise<CycleSummary> | undefined;
   private abort: AbortController | undefined;
   private lastCycle: CycleSummary | null = null;
   private loopTimer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
-  private pruning: Promise<unknown> | undefined;
+  private pruning: Promise<PruneResult> | undefined;
   private stopped = false;
 
   /** Throws ConfigError when SCAN_SUBNETS is malformed. */
@@ -95,7 +105,9 @@ export class Scanner {
     this.store = new ScanStore(options.db);
     this.now = options.now ?? (() => new Date());
     this.intervalMs = options.intervalMs ?? options.config.SCAN_INTERVAL * 1000;
-    this.tool = options.config.SCAN_TOOL === 'nmap' ? 'nmap' : 'arp-scan';
+    this.tool = scanTool(options.config.SCAN_TOOL, options.arpScanInstalled ?? true);
+    if (this.enabled && options.config.SCAN_TOOL === 'auto' && this.tool === 'nmap')
+      options.logger.warn({ event: 'scan-tool-fallback' }, 'arp-scan is not installed; using nmap -sn');
   }
 
   get enabled(): boolean {
@@ -134,24 +146,29 @@ export class Scanner {
     return summary;
   }
 
-  /** Deletes history older than HISTORY_DAYS. Never runs twice at once. */
-  async pruneNow(): Promise<PruneResult> {
-    if (this.stopped) return { events: 0, sessions: 0 };
-    const previous = this.pruning;
-    if (previous) await previous.catch(() => undefined);
-    const run = this.store.pruneHistory(this.options.config.HISTORY_DAYS, this.now());
-    this.pruning = run;
-    try {
-      const result = await run;
-      if (result.events + result.sessions > 0)
-        this.options.logger.info({ event: 'history-pruned', ...result }, 'old events and sessions pruned');
-      return result;
-    } catch (err) {
-      this.options.logger.error({ err }, 'history pruning failed');
-      throw err;
-    } finally {
-      if (this.pruning === run) this.pruning = undefined;
-    }
+  /** Deletes history older than HISTORY_DAYS. A call while a prune runs shares that prune. */
+  private pruneNow(): Promise<PruneResult> {
+    if (this.stopped) return Promise.resolve({ events: 0, sessions: 0 });
+    this.pruning ??= this.store
+      .pruneHistory(this.options.config.HISTORY_DAYS, this.now())
+      .then(
+        (result) => {
+          if (result.events + result.sessions > 0)
+            this.options.logger.info(
+              { event: 'history-pruned', ...result },
+              'old events and sessions pruned',
+            );
+          return result;
+        },
+        (err: unknown) => {
+          this.options.logger.error({ err }, 'history pruning failed');
+          throw err;
+        },
+      )
+      .finally(() => {
+        this.pruning = undefined;
+      });
+    return this.pruning;
   }
 
   /** Graceful shutdown: no new cycles, the running discovery aborted, waits for it to settle. */
@@ -249,32 +266,12 @@ export class Scanner {
     const problem = this.options.checkInterface?.(subnet.iface);
     if (problem !== undefined)
       throw new DiscoveryError(subnet.label, this.tool, `cannot scan ${subnet.label}: ${problem}`);
-    const run = (tool: ScanToolName): Promise<SubnetResult> =>
-      discoverSubnet(subnet, {
-        runTool: this.options.runTool,
-        tool,
-        timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
-        signal,
-      }).then((sightings) => ({ subnet: subnet.label, tool, sightings }));
-    try {
-      return await run(this.tool);
-    } catch (err) {
-      if (this.options.config.SCAN_TOOL === 'auto' && this.tool === 'arp-scan' && isNotInstalled(err)) {
-        this.options.logger.warn(
-          { event: 'scan-tool-fallback' },
-          'arp-scan is not installed; using nmap -sn',
-        );
-        this.tool = 'nmap';
-        return run('nmap');
-      }
-      throw err;
-    }
+    const sightings = await discoverSubnet(subnet, {
+      runTool: this.options.runTool,
+      tool: this.tool,
+      timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
+      signal,
+    });
+    return { tool: this.tool, sightings };
   }
-}
-
-/** The runner reports a missing tool as an error with statusCode 503. */
-function isNotInstalled(err: unknown): boolean {
-  // The runner's 503 'Tool not installed' (not its 503 'Shutting down', which is no reason to switch).
-  const cause = err instanceof DiscoveryError ? err.cause : err;
-  return cause instanceof ApiError && cause.statusCode === 503 && cause.error === 'Tool not installed';
 }

@@ -22,7 +22,7 @@
  *   correction is never overwritten).
  */
 import { defaultDeviceJson, type DeviceJson } from '../devices/catalogue.js';
-import { dbTime } from '../time.js';
+import { dbTime, fromDbTime } from '../time.js';
 import type { Observation } from './discovery.js';
 
 export type EventType =
@@ -128,7 +128,7 @@ export function chooseIp(observation: Observation, currentIp: string): string {
 
 export function planCycle(input: PlanInput): ScanPlan {
   const now = dbTime(input.now);
-  const nowIso = input.now.toISOString().slice(0, 19) + 'Z';
+  const nowIso = fromDbTime(now);
   const grace = Math.max(1, input.missesBeforeAbsent);
   const plan = {
     newDevices: [] as NewDeviceJson[],

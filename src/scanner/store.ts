@@ -5,6 +5,7 @@
  * from the field catalogue. Sessions are kept incrementally: a connect inserts one open row, a
  * disconnect closes that row; the table is never rebuilt.
  */
+import { setImmediate } from 'node:timers/promises';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { jsonToColumns, type DbValue } from '../devices/catalogue.js';
 import { deviceSql, newDeviceRow } from '../devices/repository.js';
@@ -145,26 +146,26 @@ export class ScanStore {
     // and dragged device GETs to p50 125 ms during a first prune of a two-year-old database).
     const batchSize = options.batchSize ?? 1000;
     const cutoff = dbTime(new Date(now.getTime() - days * 86_400_000));
-    let events = 0;
-    let sessions = 0;
-    for (;;) {
-      const deleted = this.pruneEvents.run(cutoff, batchSize).changes;
-      events += deleted;
-      if (deleted < batchSize) break;
-      await yieldToEventLoop();
-    }
-    for (;;) {
-      const deleted = this.pruneSessions.run(cutoff, batchSize).changes;
-      sessions += deleted;
-      if (deleted < batchSize) break;
-      await yieldToEventLoop();
-    }
-    // Deleted devices leave their scan memory behind; a re-appearing MAC is a New Device anyway.
+    const events = await deleteInBatches(this.pruneEvents, cutoff, batchSize);
+    const sessions = await deleteInBatches(this.pruneSessions, cutoff, batchSize);
+    // Device deletes through the API drop their scan memory in the same transaction; this catches
+    // rows of devices deleted some other way (another process, the sqlite3 CLI).
     if (this.db.open) this.pruneScanState.run();
     return { events, sessions };
   }
 }
 
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/** Runs a `DELETE ... LIMIT batchSize` until it deletes less; the event loop gets a turn between. */
+async function deleteInBatches(
+  statement: Statement<[string, number]>,
+  cutoff: string,
+  batchSize: number,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = statement.run(cutoff, batchSize).changes;
+    total += deleted;
+    if (deleted < batchSize) return total;
+    await setImmediate();
+  }
 }

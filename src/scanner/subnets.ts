@@ -48,9 +48,9 @@ export function parseScanSubnets(raw: string): ScanSubnet[] {
       throw new ConfigError(`${where}: '${range}' is not an IPv4 CIDR range such as 192.168.1.0/24`);
     if (target.size > maxSubnetSize)
       throw new ConfigError(`${where}: '${range}' covers ${target.size} addresses; at most a /16 is allowed`);
-    if (!interfaceName.test(iface) || iface.startsWith('-'))
+    if (!interfaceName.test(iface) || iface.startsWith('-') || iface === '.' || iface === '..')
       throw new ConfigError(
-        `${where}: '${iface}' is not an interface name (1-15 of A-Z a-z 0-9 _ . : -, not starting with -)`,
+        `${where}: '${iface}' is not an interface name (1-15 of A-Z a-z 0-9 _ . : -, not starting with -, not . or ..)`,
       );
     const label = `${target.target}@${iface}`;
     if (seen.has(label)) throw new ConfigError(`${where} is listed twice`);

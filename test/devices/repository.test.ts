@@ -81,12 +81,8 @@ describe('SqliteDeviceRepository on a real database file', () => {
   });
 
   test('every per-device statement is an index lookup (EXPLAIN QUERY PLAN never scans)', () => {
-    const statements = Object.entries(deviceSql).map(([name, sql]) => [
-      name,
-      typeof sql === 'function' ? sql('devName') : sql,
-    ]);
-    for (const [name, sql] of statements) {
-      if (name === undefined || sql === undefined || name === 'insert') continue;
+    for (const [name, sql] of Object.entries(deviceSql)) {
+      if (name === 'insert') continue;
       const named = [...sql.matchAll(/@(\w+)/g)].map((m) => m[1] ?? '');
       const positional = (sql.match(/\?/g) ?? []).length;
       const explain = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);

@@ -16,7 +16,7 @@ const store = new ScanStore(db);
 const observations = new Map<string, Observation>();
 for (let i = 0; i < 20_000; i++) {
   const mac = `02:00:00:00:${((i >> 8) & 0xff).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}`;
-  observations.set(mac, { ips: [`10.9.${i >> 8}.${i & 0xff}`], vendor: '', subnet: 's', source: 'arp-scan' });
+  observations.set(mac, { ips: [`10.9.${i >> 8}.${i & 0xff}`], vendor: '', source: 'arp-scan' });
 }
 const plan = planCycle({ known: store.loadState(), observations, missesBeforeAbsent: 1, now: new Date() });
 store.apply(plan, {

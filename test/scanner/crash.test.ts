@@ -30,7 +30,7 @@ describe('crash consistency', () => {
       // Some history first, so "none of it" means "exactly what was there".
       const store = new ScanStore(handle.db);
       const observations = mergeSightings([
-        { subnet: 'a', tool: 'arp-scan', sightings: parseArpScan(fixture('arp-scan.txt')) },
+        { tool: 'arp-scan', sightings: parseArpScan(fixture('arp-scan.txt')) },
       ]);
       store.apply(
         planCycle({ known: store.loadState(), observations, missesBeforeAbsent: 1, now: new Date() }),

@@ -144,27 +144,25 @@ describe('mergeSightings', () => {
     const first = parseArpScan(fixture('arp-scan.txt'));
     const second = [{ mac: '52:54:00:01:02:03', ip: '10.231.80.4', vendor: 'QEMU' }];
     const merged = mergeSightings([
-      { subnet: '10.231.77.0/24@br0', tool: 'arp-scan', sightings: first },
-      { subnet: '10.231.80.0/24@br1', tool: 'nmap', sightings: second },
+      { tool: 'arp-scan', sightings: first },
+      { tool: 'nmap', sightings: second },
     ]);
     assert.equal(merged.size, 4);
     assert.deepEqual(merged.get('52:54:00:01:02:03'), {
       ips: ['10.231.77.13', '10.231.77.50', '10.231.80.4'],
       vendor: 'QEMU',
-      subnet: '10.231.77.0/24@br0',
       source: 'arp-scan',
     });
   });
 
   test('IPs are ordered numerically, not as text; vendor is the first non-empty one', () => {
     const merged = mergeSightings([
-      { subnet: 'a', tool: 'nmap', sightings: [{ mac: '00:00:00:00:00:01', ip: '10.0.0.10', vendor: '' }] },
-      { subnet: 'b', tool: 'nmap', sightings: [{ mac: '00:00:00:00:00:01', ip: '10.0.0.9', vendor: 'V' }] },
+      { tool: 'nmap', sightings: [{ mac: '00:00:00:00:00:01', ip: '10.0.0.10', vendor: '' }] },
+      { tool: 'nmap', sightings: [{ mac: '00:00:00:00:00:01', ip: '10.0.0.9', vendor: 'V' }] },
     ]);
     assert.deepEqual(merged.get('00:00:00:00:00:01'), {
       ips: ['10.0.0.9', '10.0.0.10'],
       vendor: 'V',
-      subnet: 'a',
       source: 'nmap',
     });
   });

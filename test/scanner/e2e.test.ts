@@ -20,7 +20,7 @@ import Database from 'better-sqlite3';
 import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '../helpers/testlan.js';
 import { eventually } from '../helpers/processes.js';
 import { TestServer } from '../helpers/server.js';
-import { dumpTables } from './helpers.js';
+import { dumpTables, waitForFirstCycle } from './helpers.js';
 import type { EventJson, SessionJson } from '../../src/devices/history.js';
 
 const skip = testLanSkipReason();
@@ -140,17 +140,6 @@ function dumpDatabase(dataDir: string): Record<string, unknown[]> {
 }
 
 /** The automatic cycle at start (SCAN_INTERVAL is a day, so it is the only one). */
-async function waitForFirstCycle(server: TestServer): Promise<Record<string, unknown>> {
-  // Bounded so that a scanner that never finishes fails the test instead of hanging the suite.
-  for (let attempt = 0; attempt < 1200; attempt++) {
-    const res = await server.request('GET', '/nettools/scan');
-    assert.equal(res.status, 200);
-    if (res.json.running === false && res.json.lastCycle !== null) return res.json;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail(`the first scan cycle did not finish; server log:\n${server.logs.slice(-20).join('\n')}`);
-}
-
 function windowOf(summary: CycleSummary): CycleWindow {
   return {
     from: Math.floor(Date.parse(summary.startedAt) / 1000) * 1000,

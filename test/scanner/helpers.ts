@@ -1,9 +1,11 @@
 /** Shared bits of the scanner tests: temp databases, table dumps, replayed discovery output. */
+import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
+import type { TestServer } from '../helpers/server.js';
 
 export interface TempDb {
   readonly dir: string;
@@ -45,4 +47,16 @@ export function dumpTables(db: Database): Record<string, unknown[]> {
 /** Output captured from the real tools (see test/fixtures/scanner/README.md). */
 export function fixture(name: string): string {
   return readFileSync(new URL(`../../../test/fixtures/scanner/${name}`, import.meta.url), 'utf8');
+}
+
+/** GET /nettools/scan until the first cycle has finished; bounded, failing with the server's log. */
+export async function waitForFirstCycle(server: TestServer): Promise<Record<string, unknown>> {
+  // Bounded so that a scanner that never finishes fails the test instead of hanging the suite.
+  for (let attempt = 0; attempt < 1200; attempt++) {
+    const res = await server.request('GET', '/nettools/scan');
+    assert.equal(res.status, 200);
+    if (res.json.running === false && res.json.lastCycle !== null) return res.json;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`the first scan cycle did not finish; server log:\n${server.logs.slice(-20).join('\n')}`);
 }

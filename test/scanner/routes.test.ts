@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
+import { waitForFirstCycle } from './helpers.js';
 
 describe('/nettools/scan over HTTP, scanning off', () => {
   let server: TestServer;
@@ -49,17 +50,12 @@ describe('/nettools/scan over HTTP, scanning configured', () => {
     // The interface does not exist, so every cycle fails (and changes nothing).
     const server = await TestServer.start({ env: { SCAN_SUBNETS: '10.231.77.0/24@nkscan-none0' } });
     try {
-      let status = await server.request('GET', '/nettools/scan');
-      for (let i = 0; status.json.running === true || status.json.lastCycle === null; i++) {
-        if (i === 500) assert.fail(`the first cycle did not finish:\n${server.logs.slice(-20).join('\n')}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        status = await server.request('GET', '/nettools/scan');
-      }
+      await waitForFirstCycle(server);
       const res = await server.request('POST', '/nettools/scan');
       assert.equal(res.status, 500);
       assert.equal(res.json.error, 'Scan Failed');
       assert.equal(typeof res.json.details, 'string');
-      status = await server.request('GET', '/nettools/scan');
+      const status = await server.request('GET', '/nettools/scan');
       const lastCycle = status.json.lastCycle as { errors: string[]; newDevices: number };
       assert.equal(lastCycle.newDevices, 0);
       assert.ok(lastCycle.errors.length > 0);

@@ -4,8 +4,9 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { ApiError } from '../../src/http/errors.js';
 import type { RunTool, ToolResult } from '../../src/scanner/discovery.js';
-import { Scanner, type ScannerOptions } from '../../src/scanner/scanner.js';
+import { Scanner, scanTool, type ScannerOptions } from '../../src/scanner/scanner.js';
 import { dumpTables, fixture, tempDb } from './helpers.js';
+import { eventually } from '../helpers/processes.js';
 
 const logger = pino({ level: 'silent' });
 const arpOk: ToolResult = { stdout: fixture('arp-scan.txt'), stderr: '', exitCode: 0 };
@@ -127,20 +128,31 @@ describe('Scanner cycles', () => {
     }
   });
 
-  test('SCAN_TOOL=auto falls back to nmap when the runner says arp-scan is not installed', async () => {
+  test('SCAN_TOOL: auto is arp-scan when installed, else nmap -sn; explicit settings are kept', () => {
+    assert.equal(scanTool('auto', true), 'arp-scan');
+    assert.equal(scanTool('auto', false), 'nmap');
+    assert.equal(scanTool('arp-scan', false), 'arp-scan');
+    assert.equal(scanTool('nmap', true), 'nmap');
+  });
+
+  test('SCAN_TOOL=auto without arp-scan runs nmap -sn from the first cycle on', async () => {
     const handle = tempDb();
     try {
       const tools: string[] = [];
       const runTool: RunTool = async (tool) => {
         tools.push(tool);
-        if (tool === 'arp-scan')
-          throw new ApiError(503, 'Tool not installed', 'arp-scan is not installed on the server.');
         return { stdout: fixture('nmap-sn.xml'), stderr: '', exitCode: 0 };
       };
-      const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
+      const scanner = new Scanner({
+        db: handle.db,
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool,
+        arpScanInstalled: false,
+      });
       assert.equal((await scanner.runNow()).devicesSeen, 4);
       await scanner.runNow();
-      assert.deepEqual(tools, ['arp-scan', 'nmap', 'nmap']);
+      assert.deepEqual(tools, ['nmap', 'nmap']);
       assert.equal(
         handle.db
           .prepare("SELECT devSourcePlugin FROM Devices WHERE devMac = 'b8:27:eb:12:34:56'")
@@ -153,7 +165,7 @@ describe('Scanner cycles', () => {
     }
   });
 
-  test('another 503 (the runner shutting down) fails the cycle and does not switch to nmap', async () => {
+  test('a 503 from the runner (shutting down) fails the cycle; the tool stays arp-scan', async () => {
     const handle = tempDb();
     try {
       const tools: string[] = [];
@@ -177,11 +189,16 @@ describe('Scanner loop', () => {
       let running = 0;
       let maxRunning = 0;
       let calls = 0;
+      let release = (): void => undefined;
+      const firstCycleHeld = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       const runTool: RunTool = async () => {
         running++;
         calls++;
         maxRunning = Math.max(maxRunning, running);
-        await sleep(60); // overruns the 5 ms interval
+        // Every cycle overruns the 5 ms interval; the first one until the test lets it go.
+        await (calls === 1 ? firstCycleHeld : sleep(20));
         running--;
         return arpOk;
       };
@@ -193,10 +210,11 @@ describe('Scanner loop', () => {
         intervalMs: 5,
       });
       scanner.start();
-      while (calls === 0) await sleep(5);
+      assert.ok(await eventually(() => calls === 1), 'the first cycle started');
       assert.equal(scanner.status().running, true);
       await assert.rejects(scanner.runNow(), (err) => err instanceof ApiError && err.statusCode === 409);
-      while (calls < 4) await sleep(10);
+      release();
+      assert.ok(await eventually(() => calls >= 4), 'later cycles ran');
       await scanner.stop();
       assert.equal(maxRunning, 1);
       const cycles = handle.db
@@ -222,7 +240,7 @@ describe('Scanner loop', () => {
         });
       const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
       scanner.start();
-      while (!flag.started) await sleep(5);
+      assert.ok(await eventually(() => flag.started), 'the discovery started');
       const before = dumpTables(handle.db);
       await scanner.stop();
       assert.deepEqual(dumpTables(handle.db), before);

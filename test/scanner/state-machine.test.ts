@@ -25,7 +25,7 @@ function device(overrides: Partial<KnownDevice> = {}): KnownDevice {
 }
 
 function seen(ips: string[], vendor = 'Acme'): Observation {
-  return { ips, vendor, subnet: '10.0.0.0/24@eth0', source: 'arp-scan' };
+  return { ips, vendor, source: 'arp-scan' };
 }
 
 /** The plan reduced to what a row of the table states. */
@@ -72,8 +72,14 @@ const table: Row[] = [
     },
   },
   {
-    name: 'absent after a Device Down and seen: Down Reconnected',
-    known: device({ presentLastScan: false, alertDown: true, lastAbsence: 'Device Down', misses: 1 }),
+    name: 'absent after a Device Down and seen: Down Reconnected, alerted even with alerts now off',
+    known: device({
+      presentLastScan: false,
+      alertDown: false,
+      alertEvents: false,
+      lastAbsence: 'Device Down',
+      misses: 1,
+    }),
     observation: seen(['10.0.0.5']),
     expect: {
       events: [['Down Reconnected', '10.0.0.5', '', 1]],

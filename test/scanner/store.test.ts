@@ -14,9 +14,7 @@ const t2 = new Date('2025-03-01T12:05:00Z');
 const t3 = new Date('2025-03-01T12:10:00Z');
 
 function observe(name: string): ReturnType<typeof mergeSightings> {
-  return mergeSightings([
-    { subnet: '10.231.77.0/24@br0', tool: 'arp-scan', sightings: parseArpScan(fixture(name)) },
-  ]);
+  return mergeSightings([{ tool: 'arp-scan', sightings: parseArpScan(fixture(name)) }]);
 }
 
 function cycle(store: ScanStore, name: string | null, now: Date, grace = 1): void {

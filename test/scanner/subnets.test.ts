@@ -28,6 +28,8 @@ describe('SCAN_SUBNETS', () => {
     ['192.168.1.0/24@', /'' is not an interface name/],
     ['192.168.1.0/24@eth0;reboot', /is not an interface name/],
     ['192.168.1.0/24@eth 0', /is not an interface name/],
+    ['192.168.1.0/24@.', /'\.' is not an interface name/],
+    ['192.168.1.0/24@..', /'\.\.' is not an interface name/],
     ['192.168.1.0/24@averyveryverylong0', /is not an interface name/],
     ['192.168.1.0/24@eth0@eth1', /must be cidr@interface/],
     ['192.168.1.0/24@eth0,192.168.1.0/24@eth0', /entry 2 .* is listed twice/],
