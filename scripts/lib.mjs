@@ -63,6 +63,11 @@ export const osTools = {
   ip: 'iproute2',
   tc: 'iproute2',
   sysctl: 'procps', // the test LAN's routers (minimal Debian images lack it)
+  setpriv: 'util-linux', // parent-death signal for tool processes
+  mosquitto: 'mosquitto', // a real MQTT broker for the alert tests
+  chromium: 'chromium', // the console's browser tests (driven by playwright-core)
+  'systemd-analyze': 'systemd', // verifies the shipped systemd unit
+  sqlite3: 'sqlite3', // tests write rows as another process would
 };
 
 function onPath(command) {

@@ -4,6 +4,7 @@
  *   {"success":false,"error":"<short reason>","message":"<one sentence>","details"?:"<stderr tail>"}
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { DomainError, type ErrorKind } from '../errors.js';
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -66,9 +67,32 @@ function describeValidation(err: FastifyError): string {
     : err.message;
 }
 
-/** Maps Fastify's own errors (body parsing, limits, validation) onto ApiError. */
+/** HTTP status and default short reason of each domain error kind: the one such table. */
+const kindStatus: Readonly<Record<ErrorKind, { status: number; reason: string }>> = {
+  invalid: { status: 400, reason: 'Bad Request' },
+  'not-found': { status: 404, reason: 'Not Found' },
+  conflict: { status: 409, reason: 'Conflict' },
+  timeout: { status: 504, reason: 'Timed out' },
+  saturated: { status: 429, reason: 'Too Many Requests' },
+  'tool-missing': { status: 503, reason: 'Tool not installed' },
+  'command-failed': { status: 500, reason: 'Command failed' },
+  aborted: { status: 499, reason: 'Client Closed Request' },
+  'shutting-down': { status: 503, reason: 'Shutting down' },
+  unavailable: { status: 503, reason: 'Unavailable' },
+};
+
+/** The HTTP form of a domain outcome. */
+export function fromDomainError(err: DomainError): ApiError {
+  const { status, reason } = kindStatus[err.kind];
+  const headers: Record<string, string> =
+    err.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(err.retryAfterSeconds) };
+  return new ApiError(status, err.reason ?? reason, err.message, err.details, headers);
+}
+
+/** Maps domain errors and Fastify's own errors (body parsing, limits, validation) onto ApiError. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof DomainError) return fromDomainError(err);
   const fastifyError = err as Partial<FastifyError>;
   if (fastifyError.validation) return ApiError.badRequest(describeValidation(fastifyError as FastifyError));
   switch (fastifyError.code) {
@@ -94,7 +118,7 @@ export function toApiError(err: unknown): ApiError {
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err, request, reply) => {
     const apiError = toApiError(err);
-    if (apiError.statusCode >= 500 && !(err instanceof ApiError))
+    if (apiError.statusCode >= 500 && !(err instanceof ApiError) && !(err instanceof DomainError))
       request.log.error({ err }, 'unexpected error');
     return reply.code(apiError.statusCode).headers(apiError.headers).send(errorBody(apiError));
   });
