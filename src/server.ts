@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
+import { ChangeFeed } from './events.js';
 import { registerDeviceListRoutes } from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
 import { registerDeviceRoutes } from './devices/routes.js';
@@ -23,6 +24,8 @@ export interface Server {
   readonly token: string;
   /** Where the generated token is kept, when it was not configured. */
   readonly tokenFile: string | undefined;
+  /** What changed, after it was committed (API writes, scan cycles). */
+  readonly feed: ChangeFeed;
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -35,8 +38,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
 
+  const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const devices = new SqliteDeviceRepository(db);
-  registerDeviceRoutes(app, devices);
+  registerDeviceRoutes(app, devices, feed);
   registerDeviceListRoutes(app, devices);
 
   const runner = new ToolRunner({
@@ -59,6 +63,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     runTool,
     checkInterface: (iface) => interfaceProblem(iface),
     arpScanInstalled: runner.isInstalled('arp-scan'),
+    feed,
   });
   registerScanRoutes(app, scanner);
   scanner.start();
@@ -80,5 +85,5 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, close };
+  return { app, token, tokenFile: file, feed, close };
 }

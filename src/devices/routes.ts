@@ -3,6 +3,7 @@
  * repository, and maps its answer to a status; every rule lives in input.ts or the repository.
  */
 import { Type } from '@sinclair/typebox';
+import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
 import { commonErrors, ErrorRef, SuccessMessageSchema, SuccessSchema } from '../http/schemas.js';
@@ -43,7 +44,10 @@ const ResetPropsBody = Type.Object(
 
 const deviceErrors = { ...commonErrors, 404: ErrorRef } as const;
 
-export function registerDeviceRoutes(app: App, repository: DeviceRepository): void {
+export function registerDeviceRoutes(app: App, repository: DeviceRepository, feed?: ChangeFeed): void {
+  const changed = (mac: string, change: 'created' | 'updated' | 'deleted'): void => {
+    feed?.publish('device', { mac, change });
+  };
   const cache = new DeviceJsonCache(repository);
   app.addSchema(DeviceChildSchema);
   app.addSchema(DeviceSchema);
@@ -116,8 +120,10 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
       if (createNew) {
         if (repository.create(mac, changes, new Date()) === 'exists')
           throw ApiError.conflict(`Device ${mac} already exists.`);
-      } else if (!repository.update(mac, changes)) {
-        throw notFound(mac);
+        changed(mac, 'created');
+      } else {
+        if (!repository.update(mac, changes)) throw notFound(mac);
+        changed(mac, 'updated');
       }
       return { success: true as const };
     },
@@ -136,6 +142,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
     async (request) => {
       const mac = pathMac(request.params.mac);
       if (!repository.delete(mac)) throw notFound(mac);
+      changed(mac, 'deleted');
       return { success: true as const };
     },
   );
@@ -153,6 +160,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
     async (request) => {
       const mac = pathMac(request.params.mac);
       if (!repository.deleteEvents(mac)) throw notFound(mac);
+      changed(mac, 'updated');
       return { success: true as const };
     },
   );
@@ -175,6 +183,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
     async (request) => {
       const mac = pathMac(request.params.mac);
       if (!repository.resetProps(mac)) throw notFound(mac);
+      changed(mac, 'updated');
       return { success: true as const };
     },
   );
@@ -194,6 +203,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
       const to = requireMac(request.body.macTo, 'macTo');
       if (from === to) throw ApiError.badRequest('macFrom and macTo are the same device.');
       if (!repository.copy(from, to)) throw notFound(from);
+      changed(to, 'updated');
       return { success: true as const, message: `Device copied from ${from} to ${to}` };
     },
   );
@@ -213,6 +223,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository): vo
       const mac = pathMac(request.params.mac);
       const { column, value } = columnWrite(request.body.columnName, request.body.columnValue);
       if (!repository.updateColumn(mac, column, value)) throw notFound(mac);
+      changed(mac, 'updated');
       return { success: true as const };
     },
   );

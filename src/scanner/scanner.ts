@@ -10,6 +10,8 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { ChangeFeed } from '../events.js';
+import { fromDbTime } from '../time.js';
 import { ApiError } from '../http/errors.js';
 import {
   discoverSubnet,
@@ -53,6 +55,8 @@ export interface ScannerOptions {
    * nmap -sn is used when it is not. Default: installed.
    */
   readonly arpScanInstalled?: boolean;
+  /** Where applied cycles and finished cycles are published (live streams, metrics, MQTT state). */
+  readonly feed?: ChangeFeed;
 }
 
 /** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
@@ -229,8 +233,9 @@ export class Scanner {
     if (errors.length === 0) {
       try {
         // Load, plan and apply run synchronously, so no API write can slip in between them.
+        const known = this.store.loadState();
         const plan = planCycle({
-          known: this.store.loadState(),
+          known,
           observations,
           missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
           now: this.now(),
@@ -238,6 +243,21 @@ export class Scanner {
         this.store.apply(plan);
         newDevices = plan.counts.newDevices;
         this.options.logger.info({ event: 'scan-cycle', ...plan.counts }, 'scan cycle applied');
+        this.options.feed?.publish('scan-applied', {
+          events: plan.events.map((e) => ({
+            mac: e.mac,
+            ip: e.ip,
+            type: e.type,
+            time: new Date(fromDbTime(e.dateTime)),
+            additionalInfo: e.additionalInfo,
+          })),
+          presence: [
+            ...plan.newDevices.map((d) => ({ mac: d.devMac, present: true })),
+            ...plan.updates
+              .filter((u) => known.get(u.mac)?.presentLastScan !== (u.presentLastScan === 1))
+              .map((u) => ({ mac: u.mac, present: u.presentLastScan === 1 })),
+          ],
+        });
       } catch (err) {
         errors.push(`applying the cycle failed: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -253,6 +273,7 @@ export class Scanner {
       errors,
     };
     this.lastCycle = summary;
+    this.options.feed?.publish('scan-finished', summary);
     if (errors.length > 0)
       this.options.logger.error(
         { event: 'scan-cycle-failed', errors },
