@@ -5,6 +5,8 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { Alerts } from './alerts/index.js';
+import notificationsRoutes from './alerts/routes.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import { registerDeviceListRoutes } from './devices/list-routes.js';
@@ -26,6 +28,8 @@ export interface Server {
   readonly tokenFile: string | undefined;
   /** What changed, after it was committed (API writes, scan cycles). */
   readonly feed: ChangeFeed;
+  /** The alert engine: outbox, channels, delivery loop (metrics read `alerts.outbox`). */
+  readonly alerts: Alerts;
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -56,6 +60,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   // concurrency limit). A non-zero exit is a result here: discovery reads the reason from stderr.
   const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
     runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
+  const alerts = new Alerts({ db, config, logger, feed });
+  await app.register(notificationsRoutes, { alerts });
+
   const scanner = new Scanner({
     db,
     config,
@@ -64,9 +71,11 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     checkInterface: (iface) => interfaceProblem(iface),
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
+    notifications: alerts.outbox,
   });
   registerScanRoutes(app, scanner);
   scanner.start();
+  alerts.start();
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
@@ -79,11 +88,12 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await alerts.stop();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (db.open) db.close();
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, close };
+  return { app, token, tokenFile: file, feed, alerts, close };
 }
