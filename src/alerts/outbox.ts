@@ -193,7 +193,8 @@ export class Outbox {
     ] as const) {
       if (items.length === 0) continue;
       const json = JSON.stringify(items);
-      const due = status === 'pending' ? now.getTime() : null;
+      // Due at once by the wall clock (the cycle's `now` may be a test's clock).
+      const due = status === 'pending' ? Date.now() : null;
       for (const channel of channels) this.insert.run(randomUUID(), channel, status, createdAt, due, json);
     }
     if (notified.length > 0) this.options.onRecorded?.();
