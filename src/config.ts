@@ -247,7 +247,7 @@ export const variables = {
   ),
   MQTT_TOPIC_PREFIX: spec(
     'netkeep',
-    'MQTT: prefix of netkeep\'s own topics (status, device state, events).',
+    "MQTT: prefix of netkeep's own topics (status, device state, events).",
     topicPrefix,
   ),
   MQTT_DISCOVERY_PREFIX: spec('homeassistant', 'MQTT: Home Assistant discovery prefix.', topicPrefix),

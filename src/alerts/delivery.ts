@@ -131,10 +131,7 @@ export class DeliveryLoop {
       sentAt: startedAt.toISOString(),
       events: row.events,
     };
-    const signal = AbortSignal.any([
-      AbortSignal.timeout(this.options.timeoutMs),
-      this.stopController.signal,
-    ]);
+    const signal = AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), this.stopController.signal]);
     let error: string | undefined;
     try {
       await channel.send(delivery, signal);
@@ -153,7 +150,10 @@ export class DeliveryLoop {
           new Date(),
           row.events.map((e) => e.mac),
         );
-        logger.info({ event: 'notification-sent', ...context, events: row.events.length }, 'notification sent');
+        logger.info(
+          { event: 'notification-sent', ...context, events: row.events.length },
+          'notification sent',
+        );
         this.options.onOutcome?.(channel.name, 'sent');
       } else if (attempts >= maxAttempts) {
         outbox.failed(row.id, error);

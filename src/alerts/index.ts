@@ -60,7 +60,8 @@ export class Alerts {
     const channels: Channel[] = [];
     if (config.NOTIFY_WEBHOOK_URL !== '')
       channels.push(webhookChannel(config.NOTIFY_WEBHOOK_URL, config.NOTIFY_WEBHOOK_SECRET));
-    if (config.NOTIFY_NTFY_URL !== '') channels.push(ntfyChannel(config.NOTIFY_NTFY_URL, config.NOTIFY_NTFY_TOKEN));
+    if (config.NOTIFY_NTFY_URL !== '')
+      channels.push(ntfyChannel(config.NOTIFY_NTFY_URL, config.NOTIFY_NTFY_TOKEN));
     if (config.NOTIFY_APPRISE_URL !== '') channels.push(appriseChannel(config.NOTIFY_APPRISE_URL));
     if (config.MQTT_URL !== '') {
       this.mqtt = new MqttBridge({
@@ -144,7 +145,9 @@ export class Alerts {
           await channel.send(delivery, signal);
           return { channel: channel.name, ok: true, error: null };
         } catch (err) {
-          const error = signal.aborted ? `no confirmation within ${timeoutMs} ms (NOTIFY_TIMEOUT_MS)` : errorMessage(err);
+          const error = signal.aborted
+            ? `no confirmation within ${timeoutMs} ms (NOTIFY_TIMEOUT_MS)`
+            : errorMessage(err);
           return { channel: channel.name, ok: false, error };
         }
       }),

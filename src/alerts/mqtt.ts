@@ -251,14 +251,25 @@ export class MqttBridge {
 
   private publish(topic: string, payload: string): void {
     this.client.publish(topic, payload, retained, (err) => {
-      if (err) this.options.logger.warn({ event: 'mqtt-error', topic, error: err.message }, 'MQTT publish failed');
+      if (err)
+        this.options.logger.warn({ event: 'mqtt-error', topic, error: err.message }, 'MQTT publish failed');
     });
   }
 
   private async sendDelivery(delivery: Delivery, signal: AbortSignal): Promise<void> {
     if (!this.client.connected) throw new Error('not connected to the MQTT broker');
     const messages = delivery.test
-      ? [{ topic: this.topics.test, payload: { deliveryId: delivery.deliveryId, source: 'netkeep', sentAt: delivery.sentAt, test: true } }]
+      ? [
+          {
+            topic: this.topics.test,
+            payload: {
+              deliveryId: delivery.deliveryId,
+              source: 'netkeep',
+              sentAt: delivery.sentAt,
+              test: true,
+            },
+          },
+        ]
       : delivery.events.map((event) => ({
           topic: this.topics.event,
           payload: { deliveryId: delivery.deliveryId, ...event },

@@ -77,7 +77,9 @@ export interface RecordResult {
 
 export class Outbox {
   private readonly selectDevice: Statement<[string], DeviceAlertRow>;
-  private readonly insert: Statement<[string, ChannelName, NotificationStatus, string, number | null, string]>;
+  private readonly insert: Statement<
+    [string, ChannelName, NotificationStatus, string, number | null, string]
+  >;
   private readonly dueStatement: Statement<[ChannelName, number, number], NotificationRow>;
   private readonly nextDueStatement: Statement<[], { next: number | null }>;
   private readonly markSent: Statement<[string, number]>;
@@ -122,9 +124,7 @@ export class Outbox {
       UPDATE Notifications
       SET status = 'failed', attempts = attempts + 1, nextAttemptAt = NULL, lastError = ?
       WHERE id = ?`);
-    this.setLastNotification = db.prepare(
-      'UPDATE Devices SET devLastNotification = ? WHERE devMac = ?',
-    );
+    this.setLastNotification = db.prepare('UPDATE Devices SET devLastNotification = ? WHERE devMac = ?');
     this.failChannel = db.prepare(`
       UPDATE Notifications SET status = 'failed', nextAttemptAt = NULL, lastError = ?
       WHERE status = 'pending' AND channel = ?`);

@@ -66,7 +66,9 @@ export const NotificationSchema = Type.Object(
 const ListQuery = Type.Object(
   {
     status: Type.Optional(
-      Type.String({ description: `Only notifications with this status: ${notificationStatuses.join(', ')}.` }),
+      Type.String({
+        description: `Only notifications with this status: ${notificationStatuses.join(', ')}.`,
+      }),
     ),
     ...pagingParams,
   },

@@ -247,7 +247,10 @@ export class Scanner {
           now,
         });
         const notifications = this.options.notifications;
-        this.store.apply(plan, notifications && { beforeCommit: () => notifications.record(plan.events, now) });
+        this.store.apply(
+          plan,
+          notifications && { beforeCommit: () => notifications.record(plan.events, now) },
+        );
         newDevices = plan.counts.newDevices;
         this.options.logger.info({ event: 'scan-cycle', ...plan.counts }, 'scan cycle applied');
         this.options.feed?.publish('scan-applied', {

@@ -20,7 +20,13 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import type { Delivery } from '../../src/alerts/model.js';
 import { mac12 } from '../../src/alerts/mqtt.js';
-import { collector, mosquittoSkip, startMosquitto, type Broker, type Collector } from '../helpers/mosquitto.js';
+import {
+  collector,
+  mosquittoSkip,
+  startMosquitto,
+  type Broker,
+  type Collector,
+} from '../helpers/mosquitto.js';
 import { eventually } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { TestServer } from '../helpers/server.js';
@@ -44,11 +50,20 @@ function verified(request: { headers: Record<string, unknown>; body: string }): 
   return JSON.parse(request.body) as WebhookBody;
 }
 
+function present<T>(value: T | undefined, what: string): T {
+  assert.ok(value !== undefined, `${what} is missing`);
+  return value;
+}
+
 /** Notifications rows, read from the database file (read-only, while the server runs or not). */
-function outboxRows(dataDir: string): Array<{ deliveryId: string; channel: string; status: string; events: string }> {
+function outboxRows(
+  dataDir: string,
+): Array<{ deliveryId: string; channel: string; status: string; events: string }> {
   const db = new Database(join(dataDir, 'netkeep.db'), { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT deliveryId, channel, status, events FROM Notifications ORDER BY id').all() as Array<{
+    return db
+      .prepare('SELECT deliveryId, channel, status, events FROM Notifications ORDER BY id')
+      .all() as Array<{
       deliveryId: string;
       channel: string;
       status: string;
@@ -75,10 +90,10 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
   });
   after(async () => {
     await server?.stop({ keepData: true });
-    await watch?.close();
-    await broker?.stop();
-    await receiver?.close();
-    await lan?.destroy();
+    await watch.close();
+    await broker.stop();
+    await receiver.close();
+    await lan.destroy();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -103,7 +118,9 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
   }
 
   async function column(s: TestServer, mac: string, columnName: string, columnValue: unknown): Promise<void> {
-    const res = await s.request('POST', `/device/${mac}/update-column`, { body: { columnName, columnValue } });
+    const res = await s.request('POST', `/device/${mac}/update-column`, {
+      body: { columnName, columnValue },
+    });
     assert.equal(res.status, 200, res.text);
   }
 
@@ -117,18 +134,20 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
     await waitForFirstCycle(first);
     const macs = [lan.routerMac, h1.mac, h2.mac].sort();
     const [hook] = await receiver.waitFor(paths.webhook);
-    const body = verified(hook!);
+    const body = verified(present(hook, 'the first webhook delivery'));
     assert.equal(body.source, 'netkeep');
     assert.deepEqual(body.events.map((e) => e.mac).sort(), macs);
     assert.ok(body.events.every((e) => e.type === 'New Device' && e.device.devStatus === 'On-line'));
     assert.equal(body.events.find((e) => e.mac === h1.mac)?.ip, h1.ip);
     const [ntfy] = await receiver.waitFor(paths.ntfy);
     assert.equal(ntfy?.body.split('\n').length, 3);
-    assert.ok(macs.every((m) => ntfy?.body.includes(m)));
+    assert.ok(macs.every((m) => ntfy.body.includes(m)));
     const [apprise] = await receiver.waitFor(paths.apprise);
     assert.equal((JSON.parse(apprise?.body ?? '') as { type: string }).type, 'warning');
     await watch.waitUntil((m) => m.filter((x) => x.topic === 'netkeep/event').length >= 3, 'three events');
-    const mqttEvents = watch.on('netkeep/event').map((m) => JSON.parse(m.payload) as { deliveryId: string; mac: string });
+    const mqttEvents = watch
+      .on('netkeep/event')
+      .map((m) => JSON.parse(m.payload) as { deliveryId: string; mac: string });
     assert.deepEqual(mqttEvents.map((e) => e.mac).sort(), macs);
     assert.equal(new Set(mqttEvents.map((e) => e.deliveryId)).size, 1);
     assert.ok(watch.on('netkeep/event').every((m) => !m.retain));
@@ -141,7 +160,11 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
     const list = await first.request('GET', '/notifications?status=sent');
     assert.equal(list.status, 200);
     assert.equal(list.json.total, 4);
-    const listed = list.json.notifications as Array<{ channel: string; deliveryId: string; attempts: number }>;
+    const listed = list.json.notifications as Array<{
+      channel: string;
+      deliveryId: string;
+      attempts: number;
+    }>;
     assert.deepEqual(listed.map((n) => n.channel).sort(), ['apprise', 'mqtt', 'ntfy', 'webhook']);
     assert.equal(listed.find((n) => n.channel === 'webhook')?.deliveryId, body.deliveryId);
     assert.equal(listed.find((n) => n.channel === 'mqtt')?.deliveryId, mqttEvents[0]?.deliveryId);
@@ -154,7 +177,10 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
         (m) => macs.every((mac) => m.some((x) => x.topic === `netkeep/device/${mac12(mac)}/attributes`)),
         'retained attributes of every device',
       );
-      assert.deepEqual(late.on('netkeep/status').map((m) => [m.payload, m.retain]), [['online', true]]);
+      assert.deepEqual(
+        late.on('netkeep/status').map((m) => [m.payload, m.retain]),
+        [['online', true]],
+      );
       for (const mac of macs) {
         const id = mac12(mac);
         const [config] = late.on(`homeassistant/device_tracker/netkeep_${id}/config`);
@@ -178,7 +204,10 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
           `netkeep_${id}`,
         ]);
         assert.deepEqual((parsed.device as { connections: string[][] }).connections, [['mac', mac]]);
-        assert.deepEqual(late.on(`netkeep/device/${id}/state`).map((m) => [m.payload, m.retain]), [['home', true]]);
+        assert.deepEqual(
+          late.on(`netkeep/device/${id}/state`).map((m) => [m.payload, m.retain]),
+          [['home', true]],
+        );
         const attributes = JSON.parse(late.on(`netkeep/device/${id}/attributes`)[0]?.payload ?? '') as Record<
           string,
           unknown
@@ -197,8 +226,8 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
     await lan.removeHost('h1');
     await lan.removeHost('h2');
     await scan(first);
-    const hooks = await receiver.waitFor(paths.webhook, 2);
-    const down = verified(hooks[1]!);
+    const [, downHook] = await receiver.waitFor(paths.webhook, 2);
+    const down = verified(present(downHook, 'the second webhook delivery'));
     assert.deepEqual(
       down.events.map((e) => [e.type, e.mac, e.device.devStatus]),
       [['Device Down', h1Mac, 'Down']],
@@ -215,24 +244,35 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
     const h1Attributes = watch.on(`netkeep/device/${mac12(h1Mac)}/attributes`).at(-1);
     assert.equal((JSON.parse(h1Attributes?.payload ?? '{}') as { status: string }).status, 'Down');
     // Events without the device's flag are not sent, on any channel.
-    assert.ok(!receiver.requests.some((r) => r.body.includes(h2Mac) && r !== hook && r !== ntfy && r !== apprise));
-    await watch.waitUntil((m) => m.filter((x) => x.topic === 'netkeep/event').length >= 4, 'the Device Down event');
+    assert.ok(
+      !receiver.requests.some((r) => r.body.includes(h2Mac) && r !== hook && r !== ntfy && r !== apprise),
+    );
+    await watch.waitUntil(
+      (m) => m.filter((x) => x.topic === 'netkeep/event').length >= 4,
+      'the Device Down event',
+    );
     assert.equal(watch.on('netkeep/event').length, 4);
 
     // 4. Deleting h2 publishes an empty retained config (Home Assistant removes the entity).
     const deleted = await first.request('DELETE', `/device/${h2Mac}/delete`);
     assert.equal(deleted.status, 200);
     const h2Config = `homeassistant/device_tracker/netkeep_${mac12(h2Mac)}/config`;
-    await watch.waitUntil((m) => m.some((x) => x.topic === h2Config && x.payload === ''), 'empty config of h2');
+    await watch.waitUntil(
+      (m) => m.some((x) => x.topic === h2Config && x.payload === ''),
+      'empty config of h2',
+    );
 
     // 5. Home Assistant's birth message: every config again (and none for the deleted device).
     const routerConfig = `homeassistant/device_tracker/netkeep_${mac12(lan.routerMac)}/config`;
     const configsBefore = watch.on(routerConfig).length;
     const h2ConfigsBefore = watch.on(h2Config).length;
     await watch.client.publishAsync('homeassistant/status', 'online');
-    await watch.waitUntil((m) => m.filter((x) => x.topic === routerConfig).length > configsBefore, 'republished configs');
     await watch.waitUntil(
-      (m) => m.some((x) => x.topic === `homeassistant/device_tracker/netkeep_${mac12(h1Mac)}/config` && x !== undefined),
+      (m) => m.filter((x) => x.topic === routerConfig).length > configsBefore,
+      'republished configs',
+    );
+    await watch.waitUntil(
+      (m) => m.some((x) => x.topic === `homeassistant/device_tracker/netkeep_${mac12(h1Mac)}/config`),
       'h1 config',
     );
     assert.equal(watch.on(h2Config).length, h2ConfigsBefore);
@@ -258,7 +298,10 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
       .map((r) => verified(r));
     assert.ok(retried.length >= 3, `${retried.length} attempts`);
     assert.equal(new Set(retried.map((b) => b.deliveryId)).size, 1);
-    assert.deepEqual(retried.at(-1)?.events.map((e) => e.mac), [h3.mac]);
+    assert.deepEqual(
+      retried.at(-1)?.events.map((e) => e.mac),
+      [h3.mac],
+    );
 
     // 7. Receivers and broker down, a cycle commits its notifications, kill -9, receivers back, restart.
     await receiver.close();
@@ -267,7 +310,9 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
     await scan(first);
     assert.ok(
       await eventually(() =>
-        outboxRows(dataDir).some((r) => r.status === 'pending' && r.channel === 'webhook' && r.events.includes(h4.mac)),
+        outboxRows(dataDir).some(
+          (r) => r.status === 'pending' && r.channel === 'webhook' && r.events.includes(h4.mac),
+        ),
       ),
     );
     await first.kill();
@@ -282,9 +327,12 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
     const second = await TestServer.start({ env: env(), dataDir });
     server = second;
     const [again] = await receiver.waitFor(paths.webhook);
-    const redelivered = verified(again!);
+    const redelivered = verified(present(again, 'the redelivery'));
     assert.equal(redelivered.deliveryId, pending.find((r) => r.channel === 'webhook')?.deliveryId);
-    assert.deepEqual(redelivered.events.map((e) => [e.type, e.mac]), [['New Device', h4.mac]]);
+    assert.deepEqual(
+      redelivered.events.map((e) => [e.type, e.mac]),
+      [['New Device', h4.mac]],
+    );
     await receiver.waitFor(paths.ntfy);
     await receiver.waitFor(paths.apprise);
     await watch.waitUntil(

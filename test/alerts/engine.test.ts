@@ -52,7 +52,10 @@ function harness(env: Record<string, string>): Harness {
     },
   });
   const logger = pino({ level: 'debug' }, sink);
-  const config = loadConfig({ NOTIFY_RETRY_BASE_MS: '100', NOTIFY_TIMEOUT_MS: '2000', ...env }, '/nonexistent');
+  const config = loadConfig(
+    { NOTIFY_RETRY_BASE_MS: '100', NOTIFY_TIMEOUT_MS: '2000', ...env },
+    '/nonexistent',
+  );
   const alerts = new Alerts({ db: handle.db, config, logger });
   alerts.start();
   return {
@@ -161,7 +164,11 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
       `New Device: Acme (${mac(3)}) 10.9.0.3`,
     ]);
     // Apprise: JSON {title, body, type}; warning for a New Device.
-    assert.deepEqual(JSON.parse(apprise.body), { title: ntfy.headers.title, body: ntfy.body, type: 'warning' });
+    assert.deepEqual(JSON.parse(apprise.body), {
+      title: ntfy.headers.title,
+      body: ntfy.body,
+      type: 'warning',
+    });
 
     // The outbox: one sent row per channel, distinct deliveryIds, the webhook's is the one received.
     await eventually(() => rows(h, 'sent').length === 3);
@@ -171,7 +178,9 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     assert.equal(sent.find((r) => r.channel === 'webhook')?.deliveryId, body.deliveryId);
     assert.ok(sent.every((r) => r.attempts === 1 && r.lastError === null));
     // devLastNotification is the send time.
-    const last = h.handle.db.prepare('SELECT devLastNotification FROM Devices WHERE devMac = ?').get(mac(1)) as {
+    const last = h.handle.db
+      .prepare('SELECT devLastNotification FROM Devices WHERE devMac = ?')
+      .get(mac(1)) as {
       devLastNotification: string | null;
     };
     assert.match(String(last.devLastNotification), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
@@ -204,7 +213,7 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
       ],
     );
     assert.equal(ntfy?.headers.priority, 'high');
-    assert.equal(ntfy?.headers.tags, 'netkeep,rotating_light');
+    assert.equal(ntfy.headers.tags, 'netkeep,rotating_light');
     assert.equal((JSON.parse(apprise?.body ?? '') as { type: string }).type, 'failure');
 
     // Back again: Down Reconnected (devAlertDown) and Connected (devAlertEvents) only: success.
@@ -228,7 +237,10 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
   });
 
   test('devSkipRepeated: within the window recorded as skipped (one row per channel), never sent', async () => {
-    const h = start({ NOTIFY_WEBHOOK_URL: receiver.url('/hook'), NOTIFY_EVENTS: 'Connected,Disconnected,New Device' });
+    const h = start({
+      NOTIFY_WEBHOOK_URL: receiver.url('/hook'),
+      NOTIFY_EVENTS: 'Connected,Disconnected,New Device',
+    });
     h.cycle(seen(1), new Date('2025-03-01T12:00:00Z'));
     await receiver.waitFor('/hook');
     await eventually(() => rows(h, 'sent').length === 1);
@@ -252,18 +264,21 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
   test('the outbox rows are part of the cycle transaction: a failed commit leaves neither', () => {
     const h = start({ NOTIFY_WEBHOOK_URL: receiver.url('/hook') });
     const now = new Date('2025-03-01T12:00:00Z');
-    const plan = planCycle({ known: h.store.loadState(), observations: seen(1, 2), missesBeforeAbsent: 1, now });
-    assert.throws(
-      () =>
-        h.store.apply(plan, {
-          beforeCommit: () => {
-            h.alerts.outbox.record(plan.events, now);
-            assert.equal(rows(h).length, 1); // written inside the transaction...
-            throw new Error('crash before COMMIT');
-          },
-        }),
-      /crash before COMMIT/,
-    );
+    const plan = planCycle({
+      known: h.store.loadState(),
+      observations: seen(1, 2),
+      missesBeforeAbsent: 1,
+      now,
+    });
+    assert.throws(() => {
+      h.store.apply(plan, {
+        beforeCommit: () => {
+          h.alerts.outbox.record(plan.events, now);
+          assert.equal(rows(h).length, 1); // written inside the transaction...
+          throw new Error('crash before COMMIT');
+        },
+      });
+    }, /crash before COMMIT/);
     assert.equal(rows(h).length, 0); // ...and rolled back with the cycle
     assert.equal((h.handle.db.prepare('SELECT COUNT(*) AS n FROM Devices').get() as { n: number }).n, 0);
   });
@@ -284,17 +299,21 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     const [sent] = rows(h, 'sent');
     assert.equal(sent?.deliveryId, ids[0]);
     assert.equal(sent?.attempts, ids.length);
-    assert.equal(sent?.lastError, null);
+    assert.equal(sent.lastError, null);
   });
 
   test('after NOTIFY_MAX_ATTEMPTS the row is failed with the last error; a timeout is an error', async () => {
     receiver.delayMs = 1000;
-    const h = start({ NOTIFY_WEBHOOK_URL: receiver.url('/hook'), NOTIFY_MAX_ATTEMPTS: '2', NOTIFY_TIMEOUT_MS: '200' });
+    const h = start({
+      NOTIFY_WEBHOOK_URL: receiver.url('/hook'),
+      NOTIFY_MAX_ATTEMPTS: '2',
+      NOTIFY_TIMEOUT_MS: '200',
+    });
     h.cycle(seen(1), new Date('2025-03-01T12:00:00Z'));
     assert.ok(await eventually(() => rows(h, 'failed').length === 1, 200));
     const [failed] = rows(h, 'failed');
     assert.equal(failed?.attempts, 2);
-    assert.equal(failed?.lastError, 'no confirmation within 200 ms (NOTIFY_TIMEOUT_MS)');
+    assert.equal(failed.lastError, 'no confirmation within 200 ms (NOTIFY_TIMEOUT_MS)');
     const dev = h.handle.db.prepare('SELECT devLastNotification FROM Devices').get() as {
       devLastNotification: string | null;
     };
@@ -340,8 +359,8 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     const results = await h.alerts.test();
     assert.deepEqual(results[0], { channel: 'webhook', ok: true, error: null });
     assert.equal(results[1]?.channel, 'ntfy');
-    assert.equal(results[1]?.ok, false);
-    assert.match(String(results[1]?.error), /ECONNREFUSED/);
+    assert.equal(results[1].ok, false);
+    assert.match(String(results[1].error), /ECONNREFUSED/);
     const [hook] = await receiver.waitFor('/hook');
     const body = JSON.parse(hook?.body ?? '') as Record<string, unknown>;
     assert.equal(body.test, true);
@@ -360,16 +379,31 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     again.start();
     const [row] = rows(h);
     assert.equal(row?.status, 'failed');
-    assert.equal(row?.lastError, 'channel webhook is not configured');
+    assert.equal(row.lastError, 'channel webhook is not configured');
     await again.stop();
   });
 
   test('backoff: doubles from the base, first retry within 30 s, jittered, at most an hour', () => {
-    assert.equal(backoffMs(1, 15_000, () => 1), 15_000);
-    assert.equal(backoffMs(1, 15_000, () => 0), 11_250);
-    assert.equal(backoffMs(2, 15_000, () => 1), 30_000);
-    assert.equal(backoffMs(3, 15_000, () => 1), 60_000);
-    assert.equal(backoffMs(20, 15_000, () => 1), 3_600_000);
+    assert.equal(
+      backoffMs(1, 15_000, () => 1),
+      15_000,
+    );
+    assert.equal(
+      backoffMs(1, 15_000, () => 0),
+      11_250,
+    );
+    assert.equal(
+      backoffMs(2, 15_000, () => 1),
+      30_000,
+    );
+    assert.equal(
+      backoffMs(3, 15_000, () => 1),
+      60_000,
+    );
+    assert.equal(
+      backoffMs(20, 15_000, () => 1),
+      3_600_000,
+    );
     assert.ok(backoffMs(1, 30_000) <= 30_000);
   });
 });

@@ -114,9 +114,12 @@ describe('notification endpoints', () => {
 
   test('devSkipRepeated is hours: 0-8760 accepted, true/false read as 1/0, beyond refused', async () => {
     const mac = '02:aa:bb:cc:dd:01';
-    const created = await plain.request('POST', `/device/${mac}`, { body: { createNew: true, devSkipRepeated: 168 } });
+    const created = await plain.request('POST', `/device/${mac}`, {
+      body: { createNew: true, devSkipRepeated: 168 },
+    });
     assert.equal(created.status, 200, created.text);
-    const read = async (): Promise<unknown> => (await plain.request('GET', `/device/${mac}`)).json.devSkipRepeated;
+    const read = async (): Promise<unknown> =>
+      (await plain.request('GET', `/device/${mac}`)).json.devSkipRepeated;
     assert.equal(await read(), 168);
     for (const [value, stored] of [
       [24, 24],
@@ -148,11 +151,19 @@ describe('notification endpoints', () => {
 describe('alert configuration errors stop the server with exit 2, naming the variable', () => {
   test('malformed URLs, unknown event types, bad topic prefixes are ConfigErrors naming the variable', () => {
     for (const [name, value, pattern] of [
-      ['NOTIFY_WEBHOOK_URL', 'not a url', /NOTIFY_WEBHOOK_URL must be empty or a http:\/\/ or https:\/\/ URL/],
+      [
+        'NOTIFY_WEBHOOK_URL',
+        'not a url',
+        /NOTIFY_WEBHOOK_URL must be empty or a http:\/\/ or https:\/\/ URL/,
+      ],
       ['NOTIFY_WEBHOOK_URL', 'ftp://user:hunter2secret@example.invalid/x', /NOTIFY_WEBHOOK_URL/],
       ['NOTIFY_NTFY_URL', 'ntfy.sh/topic', /NOTIFY_NTFY_URL/],
       ['NOTIFY_APPRISE_URL', 'http://', /NOTIFY_APPRISE_URL/],
-      ['MQTT_URL', 'http://user:hunter2secret@127.0.0.1:1883', /MQTT_URL must be empty or a mqtt:\/\/ or mqtts:\/\/ URL/],
+      [
+        'MQTT_URL',
+        'http://user:hunter2secret@127.0.0.1:1883',
+        /MQTT_URL must be empty or a mqtt:\/\/ or mqtts:\/\/ URL/,
+      ],
       ['NOTIFY_EVENTS', 'New Device,Device Gone', /NOTIFY_EVENTS: unknown event type 'Device Gone'/],
       ['NOTIFY_MAX_ATTEMPTS', '0', /NOTIFY_MAX_ATTEMPTS must be between/],
       ['NOTIFY_TIMEOUT_MS', 'soon', /NOTIFY_TIMEOUT_MS must be a whole number/],
@@ -170,10 +181,10 @@ describe('alert configuration errors stop the server with exit 2, naming the var
         },
       );
     }
-    assert.deepEqual(loadConfig({ NOTIFY_EVENTS: ' Device Down , New Device' }, '/nonexistent').NOTIFY_EVENTS, [
-      'New Device',
-      'Device Down',
-    ]);
+    assert.deepEqual(
+      loadConfig({ NOTIFY_EVENTS: ' Device Down , New Device' }, '/nonexistent').NOTIFY_EVENTS,
+      ['New Device', 'Device Down'],
+    );
   });
 
   test('the server exits 2 with the variable named on stderr, without the password', () => {

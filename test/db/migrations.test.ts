@@ -58,10 +58,11 @@ test('the outbox migration keeps devSkipRepeated values and widens its CHECK to 
   db.unsafeMode(false);
   db.pragma(`user_version = ${index}`);
   db.prepare("INSERT INTO Devices (devMac, devSkipRepeated) VALUES ('02:00:00:00:00:01', 1)").run();
-  assert.throws(() => db.prepare("UPDATE Devices SET devSkipRepeated = 24").run(), /CHECK constraint/);
+  assert.throws(() => db.prepare('UPDATE Devices SET devSkipRepeated = 24').run(), /CHECK constraint/);
 
   migrate(db);
-  const sql = (db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'Devices'").get() as { sql: string }).sql;
+  const sql = (db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'Devices'").get() as { sql: string })
+    .sql;
   assert.match(sql, /CHECK \(devSkipRepeated BETWEEN 0 AND 8760\)/);
   assert.equal((db.prepare('SELECT devSkipRepeated AS v FROM Devices').get() as { v: number }).v, 1);
   db.prepare('UPDATE Devices SET devSkipRepeated = 24').run();

@@ -42,7 +42,11 @@ async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await new Promise<void>((resolve) =>
+    server.close(() => {
+      resolve();
+    }),
+  );
   return port;
 }
 
@@ -53,7 +57,9 @@ function accepts(port: number): Promise<boolean> {
       socket.destroy();
       resolve(true);
     });
-    socket.once('error', () => resolve(false));
+    socket.once('error', () => {
+      resolve(false);
+    });
   });
 }
 
@@ -66,7 +72,9 @@ export async function startMosquitto(port?: number): Promise<Broker> {
   const conf = join(dir, 'mosquitto.conf');
   writeFileSync(
     conf,
-    [`listener ${chosen} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', ''].join('\n'),
+    [`listener ${chosen} 127.0.0.1`, 'allow_anonymous true', 'persistence false', 'log_dest stderr', ''].join(
+      '\n',
+    ),
   );
   const child = spawn(binary, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];

@@ -65,7 +65,11 @@ export class Receiver {
     this.server = undefined;
     if (!server) return;
     server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
   }
 
   on(path: string): ReceivedRequest[] {
