@@ -68,7 +68,7 @@ export const storedFields: readonly StoredField[] = [
     'devSkipRepeated',
     'hours',
     0,
-    'Hours after a sent notification during which further notifications of the device are skipped (0: off, at most 8760).',
+    'Hours after a sent notification during which more notifications of the device are skipped (0 off, max 8760).',
   ),
   field('devLastNotification', 'time', null, 'When the last notification was sent.'),
   field('devPresentLastScan', 'flag', 0, 'The device was present in the last scan.'),
