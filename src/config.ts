@@ -85,7 +85,9 @@ export const notifiableEventTypes = [
 ] as const;
 export type NotifiableEventType = (typeof notifiableEventTypes)[number];
 
+/** `all`, or a comma-separated list of event types (in any order; returned in the canonical order). */
 const eventTypeList: Parser<readonly NotifiableEventType[]> = (raw, name) => {
+  if (raw.trim() === 'all') return notifiableEventTypes;
   const items = raw
     .split(',')
     .map((item) => item.trim())
@@ -93,7 +95,7 @@ const eventTypeList: Parser<readonly NotifiableEventType[]> = (raw, name) => {
   for (const item of items)
     if (!(notifiableEventTypes as readonly string[]).includes(item))
       throw new ConfigError(
-        `${name}: unknown event type '${item}'; known: ${notifiableEventTypes.join(', ')}`,
+        `${name}: unknown event type '${item}'; known: all, or a list of ${notifiableEventTypes.join(', ')}`,
       );
   return notifiableEventTypes.filter((type) => items.includes(type));
 };
@@ -204,8 +206,8 @@ export const variables = {
   SCAN_TIMEOUT_MS: spec('120000', 'Time limit of one subnet discovery command.', integer(1000, 3_600_000)),
   HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
   NOTIFY_EVENTS: spec(
-    notifiableEventTypes.join(','),
-    'Comma-separated scan event types that may be notified at all (the per-device flags narrow further).',
+    'all',
+    'Scan event types that may be notified: all, or a comma-separated list (New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed).',
     eventTypeList,
   ),
   NOTIFY_MAX_ATTEMPTS: spec(
