@@ -94,9 +94,9 @@ export class DeliveryLoop {
       if (running === undefined) continue;
       const free = this.concurrency - running.size;
       if (free <= 0) continue;
-      // Rows in flight are still pending and due: ask for enough to find `free` others.
-      const rows = this.options.outbox.due(channel.name, now, free + running.size);
-      for (const row of rows.filter((r) => !running.has(r.id)).slice(0, free)) {
+      // Rows in flight are still pending and due: left out by id.
+      const inFlight = new Set(running.keys());
+      for (const row of this.options.outbox.due(channel.name, now, free, inFlight)) {
         const attempt = this.attempt(channel, row).finally(() => {
           running.delete(row.id);
           this.kick();

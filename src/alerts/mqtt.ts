@@ -115,7 +115,7 @@ export function deviceAttributes(device: TrackedDeviceRow): Record<string, unkno
 
 const retained = { qos: 1, retain: true } as const;
 /** Messages published between turns of the event loop when republishing every device. */
-const batch = 500;
+const batch = 200;
 
 export class MqttBridge {
   readonly channel: Channel;
@@ -125,6 +125,11 @@ export class MqttBridge {
   private readonly oneDevice: Statement<[string], TrackedDeviceRow>;
   private readonly unsubscribe: Array<() => void> = [];
   private republishing: Promise<void> | undefined;
+  /** Devices whose state to publish, drained in batches (a cycle may flip thousands at once). */
+  private readonly changed = new Set<string>();
+  private draining = false;
+  /** Devices whose config went out on this connection. */
+  private readonly configured = new Set<string>();
   private stopped = false;
 
   constructor(private readonly options: MqttOptions) {
@@ -168,9 +173,9 @@ export class MqttBridge {
     if (feed) {
       this.unsubscribe.push(
         feed.subscribe('scan-applied', (applied) => {
-          const macs = new Set(applied.presence.map((p) => p.mac));
-          for (const e of applied.events) if (e.type === 'IP Changed') macs.add(e.mac);
-          for (const mac of macs) this.publishDevice(mac);
+          for (const p of applied.presence) this.changed.add(p.mac);
+          for (const e of applied.events) if (e.type === 'IP Changed') this.changed.add(e.mac);
+          this.publishChanged();
         }),
         feed.subscribe('device', ({ mac, change }) => {
           if (change === 'deleted') this.clearDevice(mac);
@@ -195,6 +200,7 @@ export class MqttBridge {
   }
 
   private onConnect(): void {
+    this.configured.clear();
     this.publish(this.topics.status, 'online');
     this.client.subscribe(this.topics.discoveryStatus, { qos: 1 }, (err) => {
       if (err) this.options.logger.warn({ event: 'mqtt-error', error: err.message }, 'MQTT subscribe failed');
@@ -227,16 +233,41 @@ export class MqttBridge {
       });
   }
 
-  private publishDevice(mac: string): void {
+  private publishChanged(): void {
+    if (this.draining) return;
+    this.draining = true;
+    void (async () => {
+      while (this.changed.size > 0 && !this.stopped) {
+        let count = 0;
+        for (const mac of this.changed) {
+          this.changed.delete(mac);
+          this.publishDevice(mac, false);
+          if (++count === batch) break;
+        }
+        await yieldToLoop();
+      }
+    })().finally(() => {
+      this.draining = false;
+    });
+  }
+
+  private publishDevice(mac: string, withConfig = true): void {
     if (!this.client.connected) return; // the next connect publishes everything
     const device = this.oneDevice.get(mac);
     if (device === undefined) return;
     if (device.devIsArchived === 1) this.clearDevice(mac);
-    else this.publishTracked(device);
+    else this.publishTracked(device, withConfig);
   }
 
-  private publishTracked(device: TrackedDeviceRow): void {
-    this.publish(this.topics.config(device.devMac), JSON.stringify(discoveryConfig(device, this.topics)));
+  /**
+   * State and attributes; the config too unless it went out since the last (re)publish of all
+   * (`withConfig` false: a presence change, which leaves the config as it is).
+   */
+  private publishTracked(device: TrackedDeviceRow, withConfig = true): void {
+    if (withConfig || !this.configured.has(device.devMac)) {
+      this.publish(this.topics.config(device.devMac), JSON.stringify(discoveryConfig(device, this.topics)));
+      this.configured.add(device.devMac);
+    }
     this.publish(this.topics.state(device.devMac), device.devPresentLastScan === 1 ? 'home' : 'not_home');
     this.publish(this.topics.attributes(device.devMac), JSON.stringify(deviceAttributes(device)));
   }
@@ -244,6 +275,7 @@ export class MqttBridge {
   /** Empty retained messages remove the entity from Home Assistant and the broker's memory. */
   private clearDevice(mac: string): void {
     if (!this.client.connected) return;
+    this.configured.delete(mac);
     this.publish(this.topics.config(mac), '');
     this.publish(this.topics.state(mac), '');
     this.publish(this.topics.attributes(mac), '');
@@ -274,10 +306,15 @@ export class MqttBridge {
           topic: this.topics.event,
           payload: { deliveryId: delivery.deliveryId, ...event },
         }));
-    const acks = Promise.all(
-      messages.map((m) => this.client.publishAsync(m.topic, JSON.stringify(m.payload), { qos: 1 })),
-    );
-    await untilAborted(acks, signal);
+    const publishAll = async (): Promise<void> => {
+      const acks: Array<Promise<unknown>> = [];
+      for (const [i, m] of messages.entries()) {
+        acks.push(this.client.publishAsync(m.topic, JSON.stringify(m.payload), { qos: 1 }));
+        if ((i + 1) % batch === 0) await yieldToLoop();
+      }
+      await Promise.all(acks);
+    };
+    await untilAborted(publishAll(), signal);
   }
 }
 

@@ -37,6 +37,7 @@ interface NotificationRow {
   createdAt: string;
   sentAt: string | null;
   lastError: string | null;
+  payloadId: number;
   events: string;
 }
 
@@ -77,10 +78,15 @@ export interface RecordResult {
 
 export class Outbox {
   private readonly selectDevice: Statement<[string], DeviceAlertRow>;
+  private readonly insertPayload: Statement<[string]>;
   private readonly insert: Statement<
-    [string, ChannelName, NotificationStatus, string, number | null, string]
+    [string, ChannelName, NotificationStatus, string, number | null, number | bigint]
   >;
-  private readonly dueStatement: Statement<[ChannelName, number, number], NotificationRow>;
+  private readonly dueStatement: Statement<
+    [ChannelName, number, number],
+    { id: number; deliveryId: string; attempts: number; payloadId: number }
+  >;
+  private readonly payloadStatement: Statement<[number], { events: string }>;
   private readonly nextDueStatement: Statement<[], { next: number | null }>;
   private readonly markSent: Statement<[string, number]>;
   private readonly markRetry: Statement<[number, string, number]>;
@@ -93,6 +99,7 @@ export class Outbox {
     [],
     { channel: ChannelName; status: NotificationStatus; count: number }
   >;
+  private readonly payloads = new Map<number, NotificationEvent[]>();
   private readonly sentTransaction: (id: number, sentAt: string, macs: readonly string[]) => void;
 
   constructor(
@@ -103,14 +110,17 @@ export class Outbox {
       SELECT devName, devOwner, devType, devVendor, devLastIP, devPresentLastScan, devAlertDown,
              devAlertEvents, devSkipRepeated, devLastNotification
       FROM Devices WHERE devMac = ?`);
+    this.insertPayload = db.prepare('INSERT INTO NotificationPayloads (events) VALUES (?)');
     this.insert = db.prepare(`
-      INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, events)
+      INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, payloadId)
       VALUES (?, ?, ?, 0, ?, ?, ?)`);
+    // The payload is read separately, only when it is not parsed already (it can be large).
     this.dueStatement = db.prepare(`
-      SELECT id, deliveryId, channel, status, attempts, createdAt, sentAt, lastError, events
+      SELECT id, deliveryId, attempts, payloadId
       FROM Notifications INDEXED BY Notifications_due
       WHERE status = 'pending' AND channel = ? AND nextAttemptAt <= ?
       ORDER BY nextAttemptAt, id LIMIT ?`);
+    this.payloadStatement = db.prepare('SELECT events FROM NotificationPayloads WHERE id = ?');
     this.nextDueStatement = db.prepare(
       "SELECT MIN(nextAttemptAt) AS next FROM Notifications WHERE status = 'pending'",
     );
@@ -132,9 +142,11 @@ export class Outbox {
       'SELECT COUNT(*) AS total FROM Notifications WHERE ? IS NULL OR status = ?',
     );
     this.pageStatement = db.prepare(`
-      SELECT id, deliveryId, channel, status, attempts, createdAt, sentAt, lastError, events
-      FROM Notifications WHERE ? IS NULL OR status = ?
-      ORDER BY id DESC LIMIT ? OFFSET ?`);
+      SELECT n.id, n.deliveryId, n.channel, n.status, n.attempts, n.createdAt, n.sentAt, n.lastError,
+             n.payloadId, p.events
+      FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId
+      WHERE ? IS NULL OR n.status = ?
+      ORDER BY n.id DESC LIMIT ? OFFSET ?`);
     this.countsStatement = db.prepare(
       'SELECT channel, status, COUNT(*) AS count FROM Notifications GROUP BY channel, status',
     );
@@ -192,23 +204,44 @@ export class Outbox {
       ['skipped', skipped],
     ] as const) {
       if (items.length === 0) continue;
-      const json = JSON.stringify(items);
+      const payloadId = this.insertPayload.run(JSON.stringify(items)).lastInsertRowid;
       // Due at once by the wall clock (the cycle's `now` may be a test's clock).
       const due = status === 'pending' ? Date.now() : null;
-      for (const channel of channels) this.insert.run(randomUUID(), channel, status, createdAt, due, json);
+      for (const channel of channels) this.insert.run(randomUUID(), channel, status, createdAt, due, payloadId);
     }
     if (notified.length > 0) this.options.onRecorded?.();
     return { notified: notified.length, skipped: skipped.length };
   }
 
-  /** Pending rows of a channel whose next attempt is due at `nowMs`, oldest first. */
-  due(channel: ChannelName, nowMs: number, limit: number): DueNotification[] {
-    return this.dueStatement.all(channel, nowMs, limit).map((row) => ({
+  /**
+   * Pending rows of a channel whose next attempt is due at `nowMs`, oldest first, leaving out the
+   * rows in `skip` (attempts in flight) without reading their payloads.
+   */
+  due(channel: ChannelName, nowMs: number, limit: number, skip: ReadonlySet<number> = new Set()): DueNotification[] {
+    const rows = this.dueStatement.all(channel, nowMs, limit + skip.size).filter((row) => !skip.has(row.id));
+    return rows.slice(0, limit).map((row) => ({
       id: row.id,
       deliveryId: row.deliveryId,
       attempts: row.attempts,
-      events: JSON.parse(row.events) as NotificationEvent[],
+      events: this.parsedPayload(row.payloadId),
     }));
+  }
+
+  /**
+   * The channels' rows of a cycle share one payload: parse it once (a cycle with thousands of
+   * events carries a large one). The few most recent are kept.
+   */
+  private parsedPayload(payloadId: number): NotificationEvent[] {
+    let events = this.payloads.get(payloadId);
+    if (events === undefined) {
+      events = JSON.parse(this.payloadStatement.get(payloadId)?.events ?? '[]') as NotificationEvent[];
+      this.payloads.set(payloadId, events);
+      for (const key of this.payloads.keys()) {
+        if (this.payloads.size <= 8) break;
+        this.payloads.delete(key);
+      }
+    }
+    return events;
   }
 
   /** Unix ms of the earliest pending attempt, or null when nothing is pending. */

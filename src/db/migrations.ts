@@ -75,6 +75,12 @@ export const migrations: readonly Migration[] = [
       'Notifications: the alert outbox (one row per channel and scan cycle); devSkipRepeated becomes hours (0-8760)',
     up(db) {
       db.exec(`
+        -- The events a cycle notified, stored once and shared by the rows of every channel.
+        CREATE TABLE NotificationPayloads (
+          id INTEGER PRIMARY KEY,
+          -- JSON array of the event objects the deliveries carry.
+          events TEXT NOT NULL
+        ) STRICT;
         CREATE TABLE Notifications (
           id INTEGER PRIMARY KEY,
           deliveryId TEXT NOT NULL UNIQUE,
@@ -86,8 +92,7 @@ export const migrations: readonly Migration[] = [
           nextAttemptAt INTEGER,
           sentAt TEXT,
           lastError TEXT,
-          -- JSON array of the event objects the delivery carries.
-          events TEXT NOT NULL
+          payloadId INTEGER NOT NULL REFERENCES NotificationPayloads (id)
         ) STRICT;
         CREATE INDEX Notifications_due ON Notifications (channel, nextAttemptAt) WHERE status = 'pending';
         CREATE INDEX Notifications_status ON Notifications (status, id);

@@ -76,7 +76,7 @@ function harness(env: Record<string, string>): Harness {
 
 function rows(h: Harness, status?: string): Array<Record<string, unknown>> {
   return h.handle.db
-    .prepare('SELECT * FROM Notifications WHERE ? IS NULL OR status = ? ORDER BY id')
+    .prepare('SELECT n.*, p.events FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId WHERE ? IS NULL OR n.status = ? ORDER BY n.id')
     .all(status ?? null, status ?? null) as Array<Record<string, unknown>>;
 }
 
