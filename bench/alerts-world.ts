@@ -7,6 +7,7 @@
  */
 import type { Observation } from '../src/scanner/discovery.js';
 import { dbTime } from '../src/time.js';
+import { ip, mac } from './scan.js';
 import { seedDatabaseFile } from './seed.js';
 
 export const deviceCount = 5_000;
@@ -14,15 +15,6 @@ const presentBefore = 2_000;
 const eventCount = 100_000;
 export const newDevices = 1_000;
 export const departures = 1_000;
-
-export function mac(i: number): string {
-  const hex = i.toString(16).padStart(8, '0');
-  return `02:00:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}:${hex.slice(6, 8)}`;
-}
-
-function ip(i: number): string {
-  return `10.${(i >> 16) & 0xff}.${(i >> 8) & 0xff}.${i & 0xff}`;
-}
 
 export function seedAlertsWorld(file: string): void {
   const start = Date.parse('2025-01-01T00:00:00Z');
