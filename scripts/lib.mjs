@@ -32,11 +32,15 @@ function newestMtime(path) {
  * file's hash is recorded after a successful install (content, not mtime: a fresh checkout must not
  * look newer than a good install).
  */
-export function ensureDependencies() {
+export function ensureDependencies({ install = true } = {}) {
   const marker = join(root, 'node_modules', '.netkeep-lock-hash');
   const lock = join(root, 'package-lock.json');
   const lockHash = existsSync(lock) ? createHash('sha256').update(readFileSync(lock)).digest('hex') : 'none';
   if (existsSync(marker) && readFileSync(marker, 'utf8') === lockHash) return;
+  if (!install) {
+    console.error('netkeep: node_modules was not installed from this package-lock.json; refusing to install');
+    process.exit(1);
+  }
   console.error('netkeep: installing npm dependencies');
   run('npm', existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
   writeFileSync(marker, lockHash);

@@ -46,7 +46,16 @@ function pageSchema(key: string, item: TSchema) {
   });
 }
 
-export function registerDeviceListRoutes(app: App, repository: DeviceRepository): void {
+export interface DeviceListRoutesOptions {
+  /** Where the lists are read from. */
+  readonly repository: DeviceRepository;
+}
+
+/** The device list routes, as an encapsulated Fastify plugin (register it with `app.register`). */
+export default async function deviceListRoutes(
+  app: App,
+  { repository }: DeviceListRoutesOptions,
+): Promise<void> {
   app.addSchema(DeviceListItemSchema);
   app.addSchema(EventSchema);
   app.addSchema(SessionSchema);

@@ -16,8 +16,10 @@ import { Speedtest } from './speedtest.js';
 import { traceroute } from './traceroute.js';
 import { wakeOnLan } from './wakeonlan.js';
 
-export interface NettoolsDeps {
+export interface NettoolsRoutesOptions {
+  /** The tools' settings (limits, DNS_SERVER, Wake-on-LAN defaults, speed-test backend). */
   readonly config: Config;
+  /** The one runner every command goes through. */
   readonly runner: ToolRunner;
 }
 
@@ -53,7 +55,11 @@ const NmapHostSchema = Type.Object({
   ports: Type.Array(NmapPortSchema),
 });
 
-export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDeps): void {
+/** The network tool routes, as an encapsulated Fastify plugin (register it with `app.register`). */
+export default async function nettoolsRoutes(
+  app: App,
+  { config, runner }: NettoolsRoutesOptions,
+): Promise<void> {
   const speedtest = new Speedtest(runner, {
     backend: config.SPEEDTEST_BACKEND,
     serverUrl: config.SPEEDTEST_SERVER_URL,

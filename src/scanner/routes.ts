@@ -1,6 +1,6 @@
 /**
  * POST /nettools/scan (run a presence scan cycle now) and GET /nettools/scan (the last cycle).
- * Thin: the Scanner does the work and throws ApiError for 409/500.
+ * Thin: the Scanner does the work and throws DomainError (conflict, command-failed).
  */
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
@@ -35,7 +35,13 @@ export const ScanStatusSchema = Type.Object(
 
 const protectedErrors = { 403: ErrorRef } as const;
 
-export function registerScanRoutes(app: App, scanner: Scanner): void {
+export interface ScanRoutesOptions {
+  /** The presence scanner the routes report on and start cycles of. */
+  readonly scanner: Scanner;
+}
+
+/** The presence-scan routes, as an encapsulated Fastify plugin (register it with `app.register`). */
+export default async function scanRoutes(app: App, { scanner }: ScanRoutesOptions): Promise<void> {
   app.addSchema(CycleSummarySchema);
 
   app.get(

@@ -89,6 +89,8 @@ export class TestServer {
       SPEEDTEST_BACKEND: 'builtin', // speedtest-cli would ask speedtest.net: only in an isolated namespace
       DNS_SERVER: '127.0.0.1:9',
       WOL_BROADCAST: '127.255.255.255',
+      // npm start under a running suite must not install or build what the suite is using.
+      NETKEEP_START_NO_PREPARE: '1',
       ...(options.generateToken ? {} : { API_TOKEN: token }),
       ...options.env,
     };
@@ -184,4 +186,9 @@ export function errorShape(body: Record<string, unknown>): {
   return { success: body.success, error: body.error, message: body.message };
 }
 
-export const notAuthorizedBody = { success: false, message: 'ERROR: Not authorized', error: 'Forbidden' };
+export const notAuthorizedBody = {
+  success: false,
+  message: 'ERROR: Not authorized',
+  error: 'Forbidden',
+  code: 'FORBIDDEN',
+};
