@@ -1,5 +1,5 @@
 /**
- * The /device/ routes (interface 4.2). Each handler validates (schema + path MAC), calls the
+ * The /device/ routes (NetAlertX's device API). Each handler validates (schema + path MAC), calls the
  * repository, and maps its answer to a status; every rule lives in input.ts or the repository.
  */
 import { Type } from '@sinclair/typebox';

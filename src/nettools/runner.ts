@@ -1,6 +1,6 @@
 /**
  * THE tool runner: every OS command netkeep starts (nmap, traceroute, nslookup, speedtest-cli,
- * arp-scan) goes through `ToolRunner.run`. It owns the safety rules of DESIGN.md section 3 so that
+ * arp-scan) goes through `ToolRunner.run`. It owns the safety rules of running a command so that
  * no tool module can forget one:
  *
  * - binaries are resolved once, at construction, by searching TOOL_PATH; a missing one is a

@@ -24,6 +24,9 @@ import {
 import { planCycle } from './state-machine.js';
 import { ScanStore } from './store.js';
 import { parseScanSubnets, type ScanSubnet } from './subnets.js';
+import type { CycleSummary } from './summary.js';
+
+export type { CycleSummary } from './summary.js';
 
 export type ScannerConfig = Pick<
   Config,
@@ -38,8 +41,8 @@ export interface ScannerOptions {
   readonly runTool: RunTool;
   /** Clock for stored times and the summary (tests control it). Default: the system clock. */
   readonly now?: () => Date;
-  /** Overrides SCAN_INTERVAL (tests use milliseconds). */
-  readonly intervalMs?: number;
+  /** Test seam: the loop's interval in milliseconds instead of SCAN_INTERVAL seconds. */
+  readonly testOnlyIntervalMs?: number;
   /**
    * Why an interface cannot be scanned now, checked before each subnet's discovery (a message
    * fails the cycle); in production `interfaceProblem` (link.ts). Default: no check.
@@ -58,19 +61,6 @@ export interface ScannerOptions {
 export function scanTool(setting: ScannerConfig['SCAN_TOOL'], arpScanInstalled: boolean): ScanToolName {
   if (setting === 'auto') return arpScanInstalled ? 'arp-scan' : 'nmap';
   return setting;
-}
-
-export interface CycleSummary {
-  /** ISO 8601 with Z. */
-  readonly startedAt: string;
-  readonly finishedAt: string;
-  readonly durationMs: number;
-  /** Distinct MACs discovered (over every subnet that answered). */
-  readonly devicesSeen: number;
-  /** Devices created by this cycle (0 when it failed). */
-  readonly newDevices: number;
-  /** Why the cycle failed; empty when it succeeded. A failed cycle changed nothing. */
-  readonly errors: string[];
 }
 
 export interface ScanStatus {
@@ -99,7 +89,7 @@ export class Scanner {
     this.subnets = parseScanSubnets(options.config.SCAN_SUBNETS);
     this.store = new ScanStore(options.db);
     this.now = options.now ?? (() => new Date());
-    this.intervalMs = options.intervalMs ?? options.config.SCAN_INTERVAL * 1000;
+    this.intervalMs = options.testOnlyIntervalMs ?? options.config.SCAN_INTERVAL * 1000;
     this.tool = scanTool(options.config.SCAN_TOOL, options.arpScanInstalled ?? true);
     if (this.enabled && options.config.SCAN_TOOL === 'auto' && this.tool === 'nmap')
       options.logger.warn({ event: 'scan-tool-fallback' }, 'arp-scan is not installed; using nmap -sn');

@@ -17,8 +17,7 @@ import { parseIpPort } from '../../src/validation.js';
 import { nmapArgs } from '../../src/nettools/nmap.js';
 import { parseNmapXml } from '../../src/nettools/nmap-xml.js';
 
-const skip = testLanSkipReason();
-if (skip) console.log(`# nmap tests skipped: ${skip}`);
+const skip = testLanSkipReason('nmap tests');
 
 interface Host {
   address: string;

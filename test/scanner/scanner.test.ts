@@ -209,7 +209,7 @@ describe('Scanner loop', () => {
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
-        intervalMs: 5,
+        testOnlyIntervalMs: 5,
       });
       scanner.start();
       assert.ok(await eventually(() => calls === 1), 'the first cycle started');
