@@ -37,6 +37,12 @@ export interface TestResponse {
   readonly json: Record<string, unknown>;
 }
 
+/** What a test needs of a server to talk HTTP to it: TestServer (real process) or InProcessServer. */
+export interface HttpClient {
+  readonly dataDir: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+}
+
 export interface StartOptions {
   /** Extra environment variables (PORT, HOST, DATA_DIR and API_TOKEN are set unless given). */
   readonly env?: Record<string, string>;
