@@ -38,7 +38,9 @@ export function ensureDependencies({ install = true } = {}) {
   const lockHash = existsSync(lock) ? createHash('sha256').update(readFileSync(lock)).digest('hex') : 'none';
   if (existsSync(marker) && readFileSync(marker, 'utf8') === lockHash) return;
   if (!install) {
-    console.error('netkeep: node_modules was not installed from this package-lock.json; refusing to install');
+    console.error(
+      'netkeep: node_modules was not installed from this package-lock.json, and installing is not allowed here (NETKEEP_START_NO_PREPARE=1): run npm ci',
+    );
     process.exit(1);
   }
   console.error('netkeep: installing npm dependencies');
