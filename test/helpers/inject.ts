@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createServer, type Server } from '../../src/server.js';
-import type { RequestOptions, TestResponse } from './server.js';
+import { requestParts, testResponse, type RequestOptions, type TestResponse } from './server.js';
 
 const token = 'inject-token-0123456789abcdef';
 
@@ -46,37 +46,19 @@ export class InProcessServer {
   }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
-    const headers: Record<string, string> = { ...options.headers };
-    const bearer = options.token === undefined ? token : options.token;
-    if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
-    let payload: string | undefined;
-    if (options.rawBody !== undefined) {
-      payload = options.rawBody;
-      headers['content-type'] = options.contentType ?? 'application/json';
-    } else if (options.body !== undefined) {
-      payload = JSON.stringify(options.body);
-      headers['content-type'] = options.contentType ?? 'application/json';
-    }
+    const { headers, body } = requestParts(options, token);
     const response = await this.server.app.inject({
       method: method as 'GET',
       url: path,
       headers,
-      ...(payload === undefined ? {} : { payload }),
+      ...(body === undefined ? {} : { payload: body }),
     });
-    const text = response.body;
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(response.headers)) {
       if (value !== undefined)
         responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : String(value));
     }
-    const json = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-    return { status: response.statusCode, headers: responseHeaders, text, body: parsed, json };
+    return testResponse(response.statusCode, responseHeaders, response.body);
   }
 
   async stop(): Promise<void> {

@@ -145,27 +145,9 @@ export class TestServer {
   }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
-    const headers: Record<string, string> = { ...options.headers };
-    const token = options.token === undefined ? this.token : options.token;
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (options.rawBody !== undefined) {
-      body = options.rawBody;
-      headers['content-type'] = options.contentType ?? 'application/json';
-    } else if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers['content-type'] = options.contentType ?? 'application/json';
-    }
+    const { headers, body } = requestParts(options, this.token);
     const response = await fetch(`${this.url}${path}`, { method, headers, body, signal: options.signal });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    const json = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-    return { status: response.status, headers: response.headers, text, body: parsed, json };
+    return testResponse(response.status, response.headers, await response.text());
   }
 
   /** SIGTERM and wait; returns the exit code. Removes a temporary data directory. */
@@ -181,6 +163,37 @@ export class TestServer {
     this.process.kill('SIGKILL');
     await this.exited;
   }
+}
+
+/** The headers (token, content type) and body text of a request, for either tier. */
+export function requestParts(
+  options: RequestOptions,
+  defaultToken: string,
+): { headers: Record<string, string>; body: string | undefined } {
+  const headers: Record<string, string> = { ...options.headers };
+  const token = options.token === undefined ? defaultToken : options.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) {
+    body = options.rawBody;
+    headers['content-type'] = options.contentType ?? 'application/json';
+  } else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = options.contentType ?? 'application/json';
+  }
+  return { headers, body };
+}
+
+/** A response with its body parsed as JSON when it is JSON. */
+export function testResponse(status: number, headers: Headers, text: string): TestResponse {
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const json = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  return { status, headers, text, body: parsed, json };
 }
 
 /** The standard error body fields, for deepEqual-style assertions. */
