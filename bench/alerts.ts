@@ -26,13 +26,13 @@ import { ScanStore } from '../src/scanner/store.js';
 import { startMosquitto } from '../test/helpers/mosquitto.js';
 import {
   deviceCount,
-  mac,
   measuredObservations,
   seedAlertsWorld,
   departures,
   newDevices,
 } from './alerts-world.js';
 import { benchToken, freePort, runLoad, type LoadResult } from './lib.js';
+import { mac } from './scan.js';
 
 const cycleRounds = 9;
 const serverRounds = Number(process.env.BENCH_ALERTS_ROUNDS ?? 5);

@@ -12,7 +12,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { deviceStatus } from '../devices/status.js';
 import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
 import { dbTime, fromDbTime } from '../time.js';
-import type { ChannelName, NotificationEvent, NotificationStatus } from './model.js';
+import type { ChannelName, NotificationEvent, NotificationStatus, NotificationView } from './model.js';
 import { decide } from './rules.js';
 
 interface DeviceAlertRow {
@@ -39,19 +39,6 @@ interface NotificationRow {
   lastError: string | null;
   payloadId: number;
   events: string;
-}
-
-/** A notification as GET /notifications shows it. */
-export interface NotificationView {
-  readonly id: number;
-  readonly deliveryId: string;
-  readonly channel: ChannelName;
-  readonly status: NotificationStatus;
-  readonly attempts: number;
-  readonly createdAt: string;
-  readonly sentAt: string | null;
-  readonly lastError: string | null;
-  readonly events: NotificationEvent[];
 }
 
 /** A pending row the delivery loop may send. */
@@ -207,7 +194,8 @@ export class Outbox {
       const payloadId = this.insertPayload.run(JSON.stringify(items)).lastInsertRowid;
       // Due at once by the wall clock (the cycle's `now` may be a test's clock).
       const due = status === 'pending' ? Date.now() : null;
-      for (const channel of channels) this.insert.run(randomUUID(), channel, status, createdAt, due, payloadId);
+      for (const channel of channels)
+        this.insert.run(randomUUID(), channel, status, createdAt, due, payloadId);
     }
     if (notified.length > 0) this.options.onRecorded?.();
     return { notified: notified.length, skipped: skipped.length };
@@ -217,7 +205,12 @@ export class Outbox {
    * Pending rows of a channel whose next attempt is due at `nowMs`, oldest first, leaving out the
    * rows in `skip` (attempts in flight) without reading their payloads.
    */
-  due(channel: ChannelName, nowMs: number, limit: number, skip: ReadonlySet<number> = new Set()): DueNotification[] {
+  due(
+    channel: ChannelName,
+    nowMs: number,
+    limit: number,
+    skip: ReadonlySet<number> = new Set(),
+  ): DueNotification[] {
     const rows = this.dueStatement.all(channel, nowMs, limit + skip.size).filter((row) => !skip.has(row.id));
     return rows.slice(0, limit).map((row) => ({
       id: row.id,

@@ -5,63 +5,15 @@
  */
 import { Type } from '@sinclair/typebox';
 import { pagingParams, parsePage } from '../devices/params.js';
-import { deviceStatuses } from '../devices/status.js';
 import { DomainError } from '../errors.js';
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
-import { notifiableEventTypes } from '../config.js';
 import type { Alerts } from './index.js';
-import { channelNames, notificationStatuses, type NotificationStatus } from './model.js';
+import { channelNames, NotificationSchema, notificationStatuses, type NotificationStatus } from './model.js';
 
 export interface NotificationsRoutesOptions {
   readonly alerts: Alerts;
 }
-
-const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
-
-export const NotificationEventSchema = Type.Object(
-  {
-    type: literals(notifiableEventTypes),
-    time: Type.String({ format: 'date-time' }),
-    mac: Type.String(),
-    ip: Type.String(),
-    additionalInfo: Type.String(),
-    device: Type.Object({
-      devName: Type.String(),
-      devOwner: Type.String(),
-      devType: Type.String(),
-      devVendor: Type.String(),
-      devLastIP: Type.String(),
-      devStatus: literals(deviceStatuses),
-    }),
-  },
-  {
-    $id: 'NotificationEvent',
-    description: 'A notified scan event, with its device as it was when the cycle wrote the event.',
-  },
-);
-
-export const NotificationSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    deliveryId: Type.String({
-      format: 'uuid',
-      description: 'Stable across retries: receivers de-duplicate on it.',
-    }),
-    channel: literals(channelNames),
-    status: literals(notificationStatuses),
-    attempts: Type.Integer({ description: 'Attempts made so far.' }),
-    createdAt: Type.String({ format: 'date-time', description: 'When the scan cycle wrote it.' }),
-    sentAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description: 'When the receiver confirmed it; null unless sent.',
-    }),
-    lastError: Type.Union([Type.String(), Type.Null()], {
-      description: 'What went wrong in the last failed attempt.',
-    }),
-    events: Type.Array(Type.Ref('NotificationEvent')),
-  },
-  { $id: 'Notification', additionalProperties: false },
-);
 
 const ListQuery = Type.Object(
   {
@@ -87,7 +39,7 @@ const TestResponse = Type.Object({
   success: Type.Literal(true),
   results: Type.Array(
     Type.Object({
-      channel: literals(channelNames),
+      channel: Type.Union(channelNames.map((name) => Type.Literal(name))),
       ok: Type.Boolean({ description: 'The receiver confirmed the test delivery.' }),
       error: Type.Union([Type.String(), Type.Null()], { description: 'Why not, when ok is false.' }),
     }),
@@ -106,7 +58,6 @@ function parseNotificationStatus(raw: string | undefined): NotificationStatus | 
 
 export default async function notificationsRoutes(app: App, opts: NotificationsRoutesOptions): Promise<void> {
   const { alerts } = opts;
-  app.addSchema(NotificationEventSchema);
   app.addSchema(NotificationSchema);
 
   app.get(

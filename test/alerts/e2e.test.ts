@@ -62,7 +62,9 @@ function outboxRows(
   const db = new Database(join(dataDir, 'netkeep.db'), { readonly: true, fileMustExist: true });
   try {
     return db
-      .prepare('SELECT n.deliveryId, n.channel, n.status, p.events FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId ORDER BY n.id')
+      .prepare(
+        'SELECT n.deliveryId, n.channel, n.status, p.events FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId ORDER BY n.id',
+      )
       .all() as Array<{
       deliveryId: string;
       channel: string;

@@ -76,7 +76,9 @@ function harness(env: Record<string, string>): Harness {
 
 function rows(h: Harness, status?: string): Array<Record<string, unknown>> {
   return h.handle.db
-    .prepare('SELECT n.*, p.events FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId WHERE ? IS NULL OR n.status = ? ORDER BY n.id')
+    .prepare(
+      'SELECT n.*, p.events FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId WHERE ? IS NULL OR n.status = ? ORDER BY n.id',
+    )
     .all(status ?? null, status ?? null) as Array<Record<string, unknown>>;
 }
 

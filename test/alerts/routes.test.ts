@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { errorShape, notAuthorizedBody, TestServer } from '../helpers/server.js';
+import { notAuthorizedBody, TestServer } from '../helpers/server.js';
 
 const mainScript = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 
@@ -61,6 +61,7 @@ describe('notification endpoints', () => {
       const res = await plain.request('GET', `/notifications?${query}`);
       assert.equal(res.status, 400, query);
       assert.match(String(res.json.message), pattern, query);
+      assert.equal(typeof res.json.code, 'string', query);
     }
   });
 
@@ -68,6 +69,7 @@ describe('notification endpoints', () => {
     const res = await plain.request('POST', '/notifications/test');
     assert.equal(res.status, 409);
     assert.equal(res.json.success, false);
+    assert.equal(res.json.code, 'NO_NOTIFICATION_CHANNEL');
     assert.match(String(res.json.message), /NOTIFY_WEBHOOK_URL/);
   });
 
@@ -102,7 +104,7 @@ describe('notification endpoints', () => {
     ] as const) {
       const res = await configured.request(method, path, { token: null });
       assert.equal(res.status, 403);
-      assert.deepEqual(errorShape(res.json), notAuthorizedBody);
+      assert.deepEqual(res.body, notAuthorizedBody);
     }
     const spec = await plain.request('GET', '/openapi.json', { token: null });
     const specPaths = spec.json.paths as Record<string, Record<string, unknown>>;
