@@ -65,7 +65,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
   });
-  registerScanRoutes(app, scanner);
+  registerScanRoutes(app, scanner, { keepAliveMs: config.SSE_KEEPALIVE_MS });
   scanner.start();
 
   let closing: Promise<void> | undefined;

@@ -78,6 +78,14 @@ export interface CycleSummary {
   readonly errors: string[];
 }
 
+/** One subnet of a cycle discovered (live progress of a cycle started with runNow). */
+export interface SubnetProgress {
+  /** The subnet as configured, e.g. 192.168.1.0/24@eth0. */
+  readonly subnet: string;
+  /** Distinct MACs seen on it. */
+  readonly devicesSeen: number;
+}
+
 export interface ScanStatus {
   /** False when SCAN_SUBNETS is empty. */
   readonly enabled: boolean;
@@ -135,10 +143,10 @@ export class Scanner {
    * Runs a cycle now and resolves with its summary. ApiError 409 when scanning is not configured
    * or a cycle is already running; 500 when the cycle failed (nothing was changed).
    */
-  async runNow(): Promise<CycleSummary> {
+  async runNow(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     if (!this.enabled)
       throw ApiError.conflict('Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).');
-    const summary = await this.startCycle();
+    const summary = await this.startCycle(onProgress);
     if (summary.errors.length > 0) {
       throw new ApiError(
         500,
@@ -184,11 +192,11 @@ export class Scanner {
     await Promise.allSettled([this.current, this.pruning]);
   }
 
-  private startCycle(): Promise<CycleSummary> {
+  private startCycle(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     if (this.current)
       throw ApiError.conflict('A scan cycle is already running; try again when it has finished.');
     if (this.stopped) throw new ApiError(503, 'Unavailable', 'The scanner is shutting down.');
-    const run = this.cycle().finally(() => {
+    const run = this.cycle(onProgress).finally(() => {
       this.current = undefined;
     });
     this.current = run;
@@ -210,7 +218,7 @@ export class Scanner {
     this.scheduleLoop(Math.max(0, started + this.intervalMs - performance.now()));
   }
 
-  private async cycle(): Promise<CycleSummary> {
+  private async cycle(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     const startedAt = this.now();
     const clock = performance.now();
     const controller = new AbortController();
@@ -223,7 +231,12 @@ export class Scanner {
         break;
       }
       try {
-        results.push(await this.discover(subnet, controller.signal));
+        const result = await this.discover(subnet, controller.signal);
+        results.push(result);
+        onProgress?.({
+          subnet: subnet.label,
+          devicesSeen: new Set(result.sightings.map((sighting) => sighting.mac)).size,
+        });
       } catch (err) {
         errors.push(err instanceof Error ? err.message : String(err));
       }
