@@ -41,15 +41,14 @@ export class EventStream {
     private readonly res: ServerResponse,
     private readonly options: EventStreamOptions,
   ) {
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream',
-      'Cache-Control': 'no-cache, no-transform',
-      // nginx buffers proxied answers unless told not to.
-      'X-Accel-Buffering': 'no',
-      // The stream is the whole life of the connection: closing it after the stream ends means a
-      // server shutting down never waits for a kept-alive connection of a stream it just ended.
-      Connection: 'close',
-    });
+    res.setHeader('Content-Type', 'text/event-stream');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    // nginx buffers proxied answers unless told not to.
+    res.setHeader('X-Accel-Buffering', 'no');
+    // The stream is the whole life of the connection: closing it after the stream ends means a
+    // server shutting down never waits for a kept-alive connection of a stream it just ended.
+    res.setHeader('Connection', 'close');
+    res.writeHead(200);
     res.flushHeaders();
     this.keepAlive = setInterval(() => {
       this.write(': keep-alive\n\n');
@@ -72,7 +71,7 @@ export class EventStream {
   }
 
   /** Writes preformatted message text (the hub formats a message once for every client). */
-  write(text: string): boolean {
+  write(text: string | Buffer): boolean {
     if (this.ended) return false;
     this.res.write(text);
     const limit = this.options.maxBufferedBytes;
