@@ -19,6 +19,8 @@ export interface EventStreamOptions {
   readonly keepAliveMs: number;
   /** Unsent bytes a client may hold before it is dropped. Default: unbounded (tool streams, whose output is capped). */
   readonly maxBufferedBytes?: number;
+  /** Told when a client is dropped for holding more than maxBufferedBytes (with how many). */
+  readonly onDrop?: (bufferedBytes: number) => void;
 }
 
 /** True when the client asked for `text/event-stream` (and did not refuse it with q=0). */
@@ -77,8 +79,10 @@ export class EventStream {
     const limit = this.options.maxBufferedBytes;
     if (limit !== undefined && this.res.writableLength > limit) {
       // A stalled reader: what it has not taken is dropped with the connection.
+      const buffered = this.res.writableLength;
       this.res.destroy();
       this.finish();
+      this.options.onDrop?.(buffered);
       return false;
     }
     return true;

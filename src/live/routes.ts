@@ -70,6 +70,12 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
       const stream = openEventStream(request, reply, {
         keepAliveMs: options.keepAliveMs,
         maxBufferedBytes: options.clientBufferBytes,
+        onDrop: (bufferedBytes) => {
+          request.log.warn(
+            { event: 'stream-client-dropped', bufferedBytes, limit: options.clientBufferBytes },
+            'GET /stream client dropped: it fell too far behind',
+          );
+        },
       });
       if (typeof lastEventId === 'string' && lastEventId !== '') {
         const replay = hub.replayAfter(lastEventId);

@@ -7,7 +7,7 @@
  *   -n                    instead, when DNS_SERVER names another port: no reverse lookups at all,
  *                         rather than asking a resolver that is not the configured one
  *   -oX <file>            XML in a fresh private temp directory, parsed into `hosts`, then removed
- *   --stats-every 2s      only when the caller follows the output live: nmap then prints how far a
+ *   --stats-every 1s      only when the caller follows the output live: nmap then prints how far a
  *                         long scan has got; those lines are progress, never part of `output`
  *   <target>              the validated address or range, last
  */
@@ -41,7 +41,7 @@ export interface NmapOptions {
 }
 
 /** Interval of nmap's own progress report when the output is followed live. */
-const statsInterval = '2s';
+const statsInterval = '1s';
 
 /**
  * nmap's --stats-every lines ("Stats: 0:00:04 elapsed; ..." and "<phase> Timing: About 12.50%

@@ -299,7 +299,9 @@ export class ToolRunner {
         this.running.delete(child);
         if (this.shuttingDown && stopReason === undefined && signal !== null) stopReason = 'shutdown';
         const durationMs = Math.round(performance.now() - started);
-        if (stopReason === undefined) lines?.end();
+        // What the tool printed last, even without its newline (traceroute ends a hop's line only
+        // when the next hop starts), unless the cap stopped it.
+        if (stopReason !== 'output-too-large') lines?.end();
         const text = Buffer.concat(stdout).toString('utf8');
         const exitCode = code ?? -1;
         let outcome: Outcome = stopReason ?? (exitCode === 0 ? 'ok' : 'exit-nonzero');
