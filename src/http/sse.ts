@@ -5,8 +5,9 @@
  * `text/event-stream` and each message is `id:` (optional), `event:` and one `data:` line of JSON.
  *
  * Memory is bounded per client: writes go straight to the socket, and a client whose unsent bytes
- * (Node's writable buffer, i.e. what the kernel would not take) pass `maxBufferedBytes` is cut off
- * instead of being buffered without end. A comment line every `keepAliveMs` keeps proxies from
+ * (Node's writable buffer, i.e. what the kernel would not take) pass `maxBufferedBytes` when the
+ * next message comes is cut off instead of being buffered without end. A client thus holds at most
+ * that limit plus one message (or one batch of them). A comment line every `keepAliveMs` keeps proxies from
  * closing an idle stream.
  */
 import type { ServerResponse } from 'node:http';
@@ -38,6 +39,8 @@ export class EventStream {
   private readonly keepAlive: NodeJS.Timeout;
   private readonly closeListeners: (() => void)[] = [];
   private ended = false;
+  /** Bytes written since the current tick began (see write()). */
+  private writtenThisTick = 0;
 
   constructor(
     private readonly res: ServerResponse,
@@ -72,18 +75,30 @@ export class EventStream {
     return this.write(`${head}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
-  /** Writes preformatted message text (the hub formats a message once for every client). */
+  /**
+   * Writes preformatted message text (the hub formats a message once for every client). A client
+   * still holding more than maxBufferedBytes of earlier writes is dropped instead.
+   */
   write(text: string | Buffer): boolean {
     if (this.ended) return false;
-    this.res.write(text);
     const limit = this.options.maxBufferedBytes;
-    if (limit !== undefined && this.res.writableLength > limit) {
+    if (limit !== undefined && this.res.writableLength - this.writtenThisTick > limit) {
       // A stalled reader: what it has not taken is dropped with the connection.
       const buffered = this.res.writableLength;
       this.res.destroy();
       this.finish();
       this.options.onDrop?.(buffered);
       return false;
+    }
+    this.res.write(text);
+    if (limit !== undefined) {
+      // Node corks a chunked response until the next tick: what was written in this tick has not
+      // had its chance to reach the socket yet, so it is not counted as the client's backlog.
+      if (this.writtenThisTick === 0)
+        process.nextTick(() => {
+          this.writtenThisTick = 0;
+        });
+      this.writtenThisTick += typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     }
     return true;
   }

@@ -65,7 +65,8 @@ export interface LiveHubOptions {
 export function deviceEventJson(event: ScanEventRecord, device: DeviceSummary | undefined): DeviceEventJson {
   return {
     type: event.type,
-    time: event.time.toISOString(),
+    // Stored times have whole seconds: written as the API writes them elsewhere (no ".000").
+    time: event.time.toISOString().replace(/\.000Z$/, 'Z'),
     mac: event.mac,
     ip: event.ip,
     additionalInfo: event.additionalInfo,
