@@ -148,7 +148,9 @@ export class LiveHub {
     if (applied.events.length === 0) return;
     const devices = this.options.describeDevices([...new Set(applied.events.map((event) => event.mac))]);
     this.publish(
-      applied.events.map((event) => ['device-event', deviceEventJson(event, devices.get(event.mac))] as const),
+      applied.events.map(
+        (event) => ['device-event', deviceEventJson(event, devices.get(event.mac))] as const,
+      ),
     );
   }
 

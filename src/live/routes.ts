@@ -79,7 +79,8 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
       });
       if (typeof lastEventId === 'string' && lastEventId !== '') {
         const replay = hub.replayAfter(lastEventId);
-        if (replay.kind === 'gap') stream.send('reset', { lastEventId, message: replay.reason }, hub.lastId || undefined);
+        if (replay.kind === 'gap')
+          stream.send('reset', { lastEventId, message: replay.reason }, hub.lastId || undefined);
         else if (replay.messages.length > 0) stream.write(wireText(replay.messages));
       }
       // Replay and subscription happen in the same tick: no message can fall between them.

@@ -44,7 +44,8 @@ export default async function metricsRoutes(app: App, { metrics }: MetricsRoutes
       schema: {
         tags: ['metrics'],
         summary: 'Prometheus metrics (text exposition format)',
-        description: 'Every series is listed in docs/metrics.md. Device gauges are read from the database at scrape time.',
+        description:
+          'Every series is listed in docs/metrics.md. Device gauges are read from the database at scrape time.',
         response: {
           200: {
             description: 'Prometheus text format 0.0.4.',

@@ -48,7 +48,9 @@ const statsInterval = '1s';
  * done; ETC: ..."): progress only, kept out of `output` so it equals the plain answer's.
  */
 export function isNmapStatsLine(line: string): boolean {
-  return /^Stats: \d+:\d\d:\d\d elapsed; /.test(line) || /^[A-Za-z][\w -]* Timing: About [\d.]+% done/.test(line);
+  return (
+    /^Stats: \d+:\d\d:\d\d elapsed; /.test(line) || /^[A-Za-z][\w -]* Timing: About [\d.]+% done/.test(line)
+  );
 }
 
 export interface NmapResult {

@@ -122,10 +122,21 @@ export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDep
     async (request, reply) => {
       const address = request.body.devLastIP;
       const options = { maxHops: config.TRACEROUTE_MAX_HOPS, timeoutMs: config.TRACEROUTE_TIMEOUT_MS };
-      if (!wantsEventStream(request)) return traceroute(runner, address, options, disconnectSignal(reply.raw));
+      if (!wantsEventStream(request))
+        return traceroute(runner, address, options, disconnectSignal(reply.raw));
       tracerouteArgs(address, options.maxHops); // a bad address is the plain 400, before the stream opens
       return streamWork(request, reply, streams, (progress, signal) =>
-        traceroute(runner, address, { ...options, onLine: (line) => progress({ line }) }, signal),
+        traceroute(
+          runner,
+          address,
+          {
+            ...options,
+            onLine: (line) => {
+              progress({ line });
+            },
+          },
+          signal,
+        ),
       );
     },
   );
@@ -228,7 +239,18 @@ export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDep
       if (!wantsEventStream(request)) return nmap(runner, scan, mode, options, disconnectSignal(reply.raw));
       nmapArgs(scan, mode, options); // a bad target or mode is the plain 400, before the stream opens
       return streamWork(request, reply, streams, (progress, signal) =>
-        nmap(runner, scan, mode, { ...options, onLine: (line) => progress({ line }) }, signal),
+        nmap(
+          runner,
+          scan,
+          mode,
+          {
+            ...options,
+            onLine: (line) => {
+              progress({ line });
+            },
+          },
+          signal,
+        ),
       );
     },
   );

@@ -43,7 +43,11 @@ export interface SseRequest {
 }
 
 /** Parses complete messages out of `buffer`; returns what is left (an incomplete message). */
-function parseMessages(buffer: string, onMessage: (m: Omit<SseMessage, 'at'>) => void, onComment: (c: string) => void): string {
+function parseMessages(
+  buffer: string,
+  onMessage: (m: Omit<SseMessage, 'at'>) => void,
+  onComment: (c: string) => void,
+): string {
   let rest = buffer;
   for (let end = rest.indexOf('\n\n'); end >= 0; end = rest.indexOf('\n\n')) {
     const block = rest.slice(0, end);
@@ -135,7 +139,8 @@ export async function openSse(
         throw new Error(`no matching message; got ${JSON.stringify(messages.map((m) => m.event))}`);
       }
       const message = found();
-      if (!message) throw new Error(`the stream ended without a matching message; got ${JSON.stringify(messages)}`);
+      if (!message)
+        throw new Error(`the stream ended without a matching message; got ${JSON.stringify(messages)}`);
       return message;
     },
     close() {

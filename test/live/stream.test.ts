@@ -11,7 +11,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fakeArpScanMac, fakeArpScanSubnet, setFakeArpScanCount, writeFakeArpScan } from '../helpers/fake-arp-scan.js';
+import {
+  fakeArpScanMac,
+  fakeArpScanSubnet,
+  setFakeArpScanCount,
+  writeFakeArpScan,
+} from '../helpers/fake-arp-scan.js';
 import { eventually } from '../helpers/processes.js';
 import { TestServer } from '../helpers/server.js';
 import { openSse, stalledStreamClient, type SseMessage } from '../helpers/sse.js';
@@ -49,7 +54,10 @@ describe('GET /stream', () => {
     assert.equal(stream.headers.get('content-type'), 'text/event-stream');
     const mac = 'aa:bb:cc:00:00:01';
     assert.equal((await server.request('POST', `/device/${mac}`, { body: { createNew: true } })).status, 200);
-    assert.equal((await server.request('POST', `/device/${mac}`, { body: { devName: 'printer' } })).status, 200);
+    assert.equal(
+      (await server.request('POST', `/device/${mac}`, { body: { devName: 'printer' } })).status,
+      200,
+    );
     assert.equal((await server.request('DELETE', `/device/${mac}/delete`)).status, 200);
     await stream.waitFor((m) => m.event === 'device' && m.json.change === 'deleted');
     stream.close();
@@ -62,7 +70,10 @@ describe('GET /stream', () => {
       ],
     );
     const ids = stream.messages.map(seq);
-    assert.ok(ids.every((id, i) => i === 0 || id === (ids[i - 1] ?? 0) + 1), `consecutive ids: ${ids.join(',')}`);
+    assert.ok(
+      ids.every((id, i) => i === 0 || id === (ids[i - 1] ?? 0) + 1),
+      `consecutive ids: ${ids.join(',')}`,
+    );
   });
 
   test('a scan cycle: every event it wrote, as the webhook event object, then its summary', async () => {
@@ -74,10 +85,13 @@ describe('GET /stream', () => {
     // The second set (hosts 3-5) is new, the first (0-2) disconnected.
     const events = stream.messages.filter((m) => m.event === 'device-event');
     assert.equal(events.length, 6);
-    assert.equal(stream.messages.at(-1), summary, 'the summary comes after the cycle\'s events');
+    assert.equal(stream.messages.at(-1), summary, "the summary comes after the cycle's events");
     assert.deepEqual(summary.json, (res.json as { lastCycle: unknown }).lastCycle);
     const ids = stream.messages.map(seq);
-    assert.ok(ids.every((id, i) => i === 0 || id === (ids[i - 1] ?? 0) + 1), `consecutive ids: ${ids.join(',')}`);
+    assert.ok(
+      ids.every((id, i) => i === 0 || id === (ids[i - 1] ?? 0) + 1),
+      `consecutive ids: ${ids.join(',')}`,
+    );
 
     const newOne = events.find((m) => m.json.mac === fakeArpScanMac(3));
     assert.ok(newOne);
@@ -102,8 +116,13 @@ describe('GET /stream', () => {
     assert.equal(listed?.eve_EventType, 'New Device');
     assert.equal(time, listed.eve_DateTime);
     const gone = events.find((m) => m.json.mac === fakeArpScanMac(0));
-    assert.equal(gone?.json.type, 'Disconnected');
-    assert.equal((gone?.json.device as { devStatus: string }).devStatus, 'Off-line');
+    assert.ok(gone);
+    assert.equal(gone.json.type, 'Disconnected');
+    assert.equal((gone.json.device as { devStatus: string }).devStatus, 'Off-line');
+    // The cycles are counted in /metrics too: the automatic one and this one.
+    const metrics = await server.request('GET', '/metrics');
+    assert.match(metrics.text, /^netkeep_scan_cycle_duration_seconds_count 2$/m);
+    assert.match(metrics.text, /^netkeep_scan_errors_total 0$/m);
   });
 
   test('reconnecting with Last-Event-ID replays what was missed; an id out of the buffer gets `reset`', async () => {
@@ -135,7 +154,11 @@ describe('GET /stream', () => {
     const reset = await late.waitFor((m) => m.event === 'reset');
     assert.equal(reset.json.lastEventId, seen.id);
     assert.match(String(reset.json.message), /no longer in the replay buffer/);
-    assert.equal(seq(reset), seq(seen) + 13, 'the reset carries the newest id, to resume from after a reload');
+    assert.equal(
+      seq(reset),
+      seq(seen) + 13,
+      'the reset carries the newest id, to resume from after a reload',
+    );
     assert.equal(late.messages.length, 1);
     // An id from another run of the server (or made up) cannot be honoured either.
     const foreign = await openSse(server, 'GET', '/stream', { headers: { 'last-event-id': 'abc-1' } });
@@ -154,7 +177,8 @@ describe('GET /stream', () => {
     // Cycles of 2 x 2000 events (~600 KB each) until the kernel's buffers are full and the
     // server's own buffer passes 1 KiB.
     setFakeArpScanCount(toolDir, 2000);
-    const dropped = (): boolean => server.logs.some((line) => line.includes('"event":"stream-client-dropped"'));
+    const dropped = (): boolean =>
+      server.logs.some((line) => line.includes('"event":"stream-client-dropped"'));
     let cycles = 0;
     for (; cycles < 20 && !dropped(); cycles++) {
       const res = await server.request('POST', '/nettools/scan');
@@ -165,9 +189,14 @@ describe('GET /stream', () => {
     const line = server.logs.find((l) => l.includes('"event":"stream-client-dropped"')) ?? '{}';
     assert.equal((JSON.parse(line) as { limit: number }).limit, 1024);
     // The reading client saw every cycle's summary, in order.
-    await reader.waitFor((m) => m.event === 'scan' && reader.messages.filter((s) => s.event === 'scan').length === cycles);
+    await reader.waitFor(
+      (m) => m.event === 'scan' && reader.messages.filter((s) => s.event === 'scan').length === cycles,
+    );
     const ids = reader.messages.map(seq);
-    assert.ok(ids.every((id, i) => i === 0 || id === (ids[i - 1] ?? 0) + 1), 'no message missing');
+    assert.ok(
+      ids.every((id, i) => i === 0 || id === (ids[i - 1] ?? 0) + 1),
+      'no message missing',
+    );
     reader.close();
     // Once it reads again, the dropped client finds its connection closed.
     stalled.resume();

@@ -16,7 +16,10 @@ const skip = testLanSkipReason();
 if (skip) console.log(`# streamed tools on the test LAN skipped: ${skip}`);
 
 /** The single final message, and every progress message read strictly before it. */
-function finalOf(stream: SseStream): { final: (typeof stream.messages)[number]; progress: typeof stream.messages } {
+function finalOf(stream: SseStream): {
+  final: (typeof stream.messages)[number];
+  progress: typeof stream.messages;
+} {
   const finals = stream.messages.filter((m) => m.event === 'result' || m.event === 'error');
   assert.equal(finals.length, 1, `exactly one final message: ${JSON.stringify(stream.messages)}`);
   const final = finals[0];
@@ -79,10 +82,14 @@ describe('streamed tools on the test LAN', { skip }, () => {
         .slice(1)
         .map((line) => /\d+\.\d+\.\d+\.\d+/.exec(line)?.[0] ?? '*');
     assert.deepEqual(hops(output).slice(0, 3), [lan.gateway, hops(output)[1], far.ip]);
-    assert.deepEqual(hops(output).slice(0, 2), hops(String(plain.json.output)).slice(0, 2), 'the same routers');
+    assert.deepEqual(
+      hops(output).slice(0, 2),
+      hops(String(plain.json.output)).slice(0, 2),
+      'the same routers',
+    );
   });
 
-  test('traceroute to a far address that never answers: the routers\' lines, then the 504', async () => {
+  test("traceroute to a far address that never answers: the routers' lines, then the 504", async () => {
     const far = lan.far;
     assert.ok(far);
     // Both routers answer at once; the third hop waits 3 s for an answer that never comes.
@@ -99,7 +106,7 @@ describe('streamed tools on the test LAN', { skip }, () => {
     assert.ok((progress[1]?.at ?? Infinity) < final.at, 'the first hop was read before the error');
   });
 
-  test('nmap: lines and nmap\'s progress as the scan goes; the result\'s output as the plain answer\'s', async () => {
+  test("nmap: lines and nmap's progress as the scan goes; the result's output as the plain answer's", async () => {
     // An unused address of the far subnet: nmap's ping probes go unanswered for seconds, long
     // enough for its own progress lines (--stats-every).
     const far = lan.far;

@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { eventually, isAlive, processesInGroup } from '../helpers/processes.js';
@@ -48,6 +49,15 @@ printf "....\\n"
 echo "Upload: 10.50 Mbit/s"
 `;
 
+/** A loopback port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
 function startedPids(): { group: number; sleeper: number } {
   const [group = 0, sleeper = 0] = readFileSync(join(dir, 'started'), 'utf8').trim().split(' ').map(Number);
   return { group, sleeper };
@@ -81,14 +91,22 @@ after(() => {
 describe('streamed speed test (builtin, loopback stand-in)', () => {
   let standIn: ChildProcess;
   let server: TestServer;
-  const port = 20_000 + (process.pid % 20_000);
 
   before(async () => {
-    standIn = spawn(process.execPath, ['-e', speedServerScript.replace("'0.0.0.0'", "'127.0.0.1'"), String(port)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const port = await freePort();
+    standIn = spawn(
+      process.execPath,
+      ['-e', speedServerScript.replace("'0.0.0.0'", "'127.0.0.1'"), String(port)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const lines = createInterface({ input: standIn.stdout as NodeJS.ReadableStream });
-    await new Promise<void>((resolve) => lines.on('line', (line) => line === 'listening' && resolve()));
+    await new Promise<void>((resolve) => {
+      lines.on('line', (line) => {
+        if (line === 'listening') resolve();
+      });
+    });
     server = await TestServer.start({
       env: {
         SPEEDTEST_BACKEND: 'builtin',
@@ -204,7 +222,9 @@ describe('streamed tools: speedtest-cli progress and error paths', () => {
 
   test('saturated queue: event: error with status 429; the client going away kills the process group', async () => {
     rmSync(join(dir, 'started'), { force: true });
-    const running = await openSse(server, 'POST', '/nettools/nmap', { body: { scan: '127.0.0.2', mode: 'fast' } });
+    const running = await openSse(server, 'POST', '/nettools/nmap', {
+      body: { scan: '127.0.0.2', mode: 'fast' },
+    });
     assert.equal(running.status, 200);
     const { group, sleeper } = await waitStarted();
     const first = await running.waitFor((m) => m.event === 'progress');
@@ -212,7 +232,9 @@ describe('streamed tools: speedtest-cli progress and error paths', () => {
     await running.waitFor(() => running.comments.length > 0);
     assert.equal(running.comments[0], 'keep-alive', 'a comment line keeps the stream open');
 
-    const refused = await openSse(server, 'POST', '/nettools/nmap', { body: { scan: '127.0.0.3', mode: 'fast' } });
+    const refused = await openSse(server, 'POST', '/nettools/nmap', {
+      body: { scan: '127.0.0.3', mode: 'fast' },
+    });
     assert.equal(refused.status, 200);
     await refused.done;
     const final = finalOf(refused);
