@@ -165,3 +165,16 @@ export async function stalledStreamClient(server: TestServer): Promise<Socket> {
   socket.pause();
   return socket;
 }
+
+/**
+ * The one final message (`result` or `error`) of an ended tool stream, checked to be the last,
+ * and the progress messages before it.
+ */
+export function finalMessage(stream: SseStream): { final: SseMessage; progress: SseMessage[] } {
+  const finals = stream.messages.filter((m) => m.event === 'result' || m.event === 'error');
+  if (finals.length !== 1 || stream.messages.at(-1) !== finals[0])
+    throw new Error(`not exactly one final message, last: ${JSON.stringify(stream.messages)}`);
+  const final = finals[0];
+  if (final === undefined) throw new Error('no final message');
+  return { final, progress: stream.messages.filter((m) => m.event === 'progress') };
+}

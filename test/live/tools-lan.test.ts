@@ -8,25 +8,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
-import { openSse, type SseStream } from '../helpers/sse.js';
+import { finalMessage, openSse } from '../helpers/sse.js';
 import { waitForFirstCycle } from '../scanner/helpers.js';
 import { isNmapStatsLine } from '../../src/nettools/nmap.js';
 
 const skip = testLanSkipReason();
 if (skip) console.log(`# streamed tools on the test LAN skipped: ${skip}`);
-
-/** The single final message, and every progress message read strictly before it. */
-function finalOf(stream: SseStream): {
-  final: (typeof stream.messages)[number];
-  progress: typeof stream.messages;
-} {
-  const finals = stream.messages.filter((m) => m.event === 'result' || m.event === 'error');
-  assert.equal(finals.length, 1, `exactly one final message: ${JSON.stringify(stream.messages)}`);
-  const final = finals[0];
-  assert.ok(final);
-  assert.equal(stream.messages.at(-1), final, 'the final message is the last one');
-  return { final, progress: stream.messages.filter((m) => m.event === 'progress') };
-}
 
 const httpServer = `
   require('node:http').createServer((req, res) => res.end('ok')).listen(80, '0.0.0.0', () => console.log('listening'));`;
@@ -63,7 +50,7 @@ describe('streamed tools on the test LAN', { skip }, () => {
     assert.equal(stream.status, 200);
     assert.equal(stream.headers.get('content-type'), 'text/event-stream');
     await stream.done;
-    const { final, progress } = finalOf(stream);
+    const { final, progress } = finalMessage(stream);
     assert.equal(final.event, 'result', final.data);
     const output = String(final.json.output);
     assert.deepEqual(
@@ -97,7 +84,7 @@ describe('streamed tools on the test LAN', { skip }, () => {
     const stream = await openSse(quick, 'POST', '/nettools/traceroute', { body: { devLastIP: target } });
     assert.equal(stream.status, 200);
     await stream.done;
-    const { final, progress } = finalOf(stream);
+    const { final, progress } = finalMessage(stream);
     assert.equal(final.event, 'error');
     assert.equal(final.json.status, 504);
     assert.equal(final.json.error, 'Tool timed out');
@@ -115,7 +102,7 @@ describe('streamed tools on the test LAN', { skip }, () => {
     const stream = await openSse(server, 'POST', '/nettools/nmap', { body });
     assert.equal(stream.status, 200);
     await stream.done;
-    const { final, progress } = finalOf(stream);
+    const { final, progress } = finalMessage(stream);
     assert.equal(final.event, 'result', final.data);
     const lines = progress.map((m) => String(m.json.line));
     assert.match(lines[0] ?? '', /^Starting Nmap/);
@@ -142,7 +129,7 @@ describe('streamed tools on the test LAN', { skip }, () => {
     const stream = await openSse(server, 'POST', '/nettools/scan');
     assert.equal(stream.status, 200);
     await stream.done;
-    const { final, progress } = finalOf(stream);
+    const { final, progress } = finalMessage(stream);
     assert.equal(final.event, 'result', final.data);
     assert.deepEqual(
       progress.map((m) => m.json),

@@ -8,16 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
-import { eventually, isAlive, processesInGroup } from '../helpers/processes.js';
+import { eventually, isAlive, processesInGroup, waitForStartedFile } from '../helpers/processes.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
 import { speedServerScript } from '../helpers/speedserver.js';
-import { openSse, type SseStream } from '../helpers/sse.js';
+import { finalMessage, openSse } from '../helpers/sse.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'netkeep-live-tools-'));
 const emptyDir = mkdtempSync(join(tmpdir(), 'netkeep-live-notools-'));
@@ -58,23 +58,8 @@ async function freePort(): Promise<number> {
   return typeof address === 'object' && address ? address.port : 0;
 }
 
-function startedPids(): { group: number; sleeper: number } {
-  const [group = 0, sleeper = 0] = readFileSync(join(dir, 'started'), 'utf8').trim().split(' ').map(Number);
-  return { group, sleeper };
-}
-
 async function waitStarted(): Promise<{ group: number; sleeper: number }> {
-  assert.ok(await eventually(() => existsSync(join(dir, 'started'))), 'the fake scan started');
-  return startedPids();
-}
-
-function finalOf(stream: SseStream): (typeof stream.messages)[number] {
-  const finals = stream.messages.filter((m) => m.event === 'result' || m.event === 'error');
-  assert.equal(finals.length, 1, JSON.stringify(stream.messages));
-  assert.equal(stream.messages.at(-1), finals[0]);
-  const final = finals[0];
-  assert.ok(final);
-  return final;
+  return waitForStartedFile(join(dir, 'started'));
 }
 
 before(() => {
@@ -133,7 +118,7 @@ describe('streamed speed test (builtin, loopback stand-in)', () => {
     assert.equal(plain.status, 200, plain.text);
     for (const stream of [first, second]) {
       assert.equal(stream.status, 200);
-      const final = finalOf(stream);
+      const { final } = finalMessage(stream);
       assert.equal(final.event, 'result');
       assert.deepEqual(final.json, plain.json, 'one shared test: the same result as the plain request');
       const result = plain.json.result as { pingMs: number; downloadMbps: number; uploadMbps: number };
@@ -147,7 +132,7 @@ describe('streamed speed test (builtin, loopback stand-in)', () => {
       );
     }
     const progress = first.messages.filter((m) => m.event === 'progress');
-    const final = finalOf(first);
+    const { final } = finalMessage(first);
     // The download phase alone takes SPEEDTEST_DURATION_MS: each phase was read before the next.
     assert.ok((progress[0]?.at ?? Infinity) < (progress[1]?.at ?? 0));
     assert.ok((progress[1]?.at ?? Infinity) < final.at);
@@ -180,7 +165,7 @@ describe('streamed tools: speedtest-cli progress and error paths', () => {
   test('speedtest-cli: its ping, download and upload lines as progress, then the result', async () => {
     const stream = await openSse(server, 'GET', '/nettools/speedtest');
     await stream.done;
-    const final = finalOf(stream);
+    const { final } = finalMessage(stream);
     assert.equal(final.event, 'result', final.data);
     assert.deepEqual(final.json, {
       success: true,
@@ -211,7 +196,7 @@ describe('streamed tools: speedtest-cli progress and error paths', () => {
       const stream = await openSse(missing, method, path, { body });
       assert.equal(stream.status, 200, path);
       await stream.done;
-      const final = finalOf(stream);
+      const { final } = finalMessage(stream);
       assert.equal(final.event, 'error');
       assert.equal(final.json.status, 503);
       assert.equal(final.json.success, false);
@@ -237,7 +222,7 @@ describe('streamed tools: speedtest-cli progress and error paths', () => {
     });
     assert.equal(refused.status, 200);
     await refused.done;
-    const final = finalOf(refused);
+    const { final } = finalMessage(refused);
     assert.equal(final.event, 'error');
     assert.equal(final.json.status, 429);
     assert.equal(final.json.error, 'Too Many Requests');
