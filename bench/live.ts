@@ -26,7 +26,7 @@ import { benchToken, freePort, memoryOf, runLoad } from './lib.js';
 
 const mainScript = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
-const clientCount = 1000;
+const clientCount = Number(process.env.BENCH_LIVE_CLIENTS ?? '1000');
 const hostsPerSet = 500; // 2 x 500 = 1,000 events per cycle after the first
 const cycles = Number(process.env.BENCH_LIVE_CYCLES ?? '6');
 const rounds = Number(process.env.BENCH_LIVE_ROUNDS ?? '3');

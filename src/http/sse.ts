@@ -132,15 +132,17 @@ export function openEventStream(
   void reply.hijack();
   const started = performance.now();
   const stream = new EventStream(reply.raw, options);
-  // Fastify's onResponse hooks do not run for a hijacked reply: log the request line here.
+  // Fastify's onResponse hooks (its request log line) run for a hijacked reply only when the
+  // response finished; a stream the client closed or the server dropped is logged here.
   stream.onClose(() => {
+    if (reply.raw.writableFinished) return;
     request.log.info(
       {
         method: request.method,
         url: request.url.split('?', 1)[0],
         status: 200,
         ms: Math.round(performance.now() - started),
-        stream: true,
+        stream: 'closed before its end',
       },
       'request',
     );

@@ -17,9 +17,9 @@ function routeOf(request: FastifyRequest): string {
 }
 
 /**
- * Counts every request on the application it is given (call it on the root, before the routes).
- * Fastify answers: `onResponse`. Event streams take the reply over from Fastify, so onResponse does
- * not run for them: they are counted when their connection closes.
+ * Counts every request on the application it is given (call it on the root, before the routes), in
+ * `onResponse`. That hook runs when a response finishes, event streams included; an event stream
+ * that never finishes (the client closed it, or it was dropped) is counted when it closes.
  */
 export function instrumentRequests(app: App, metrics: Metrics): void {
   const record = (request: FastifyRequest, reply: FastifyReply, seconds: number): void => {
@@ -31,7 +31,7 @@ export function instrumentRequests(app: App, metrics: Metrics): void {
   app.addHook('onRequest', async (request, reply) => {
     const started = performance.now();
     reply.raw.once('close', () => {
-      if (reply.raw.getHeader('content-type') === 'text/event-stream')
+      if (!reply.raw.writableFinished && reply.raw.getHeader('content-type') === 'text/event-stream')
         record(request, reply, (performance.now() - started) / 1000);
     });
   });

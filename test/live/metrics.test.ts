@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
+import { openSse } from '../helpers/sse.js';
 
 /** Sample values of a scrape: `name{labels}` (labels as printed) → value. */
 function samples(text: string): Map<string, number> {
@@ -67,6 +68,27 @@ describe('GET /metrics', () => {
     const res = await server.request('POST', '/nettools/traceroute', { body: { devLastIP: '127.0.0.1' } });
     assert.equal(res.status, 200);
     assert.equal((await scrape()).get(key), before + 1);
+  });
+
+  test('an event stream counts once, whether it ended or the client closed it', async () => {
+    const tool = 'netkeep_http_requests_total{method="POST",route="/nettools/traceroute",status="200"}';
+    const feed = 'netkeep_http_requests_total{method="GET",route="/stream",status="200"}';
+    const before = await scrape();
+    const traced = await openSse(server, 'POST', '/nettools/traceroute', {
+      body: { devLastIP: '127.0.0.1' },
+    });
+    await traced.done;
+    const live = await openSse(server, 'GET', '/stream');
+    live.close();
+    await live.done;
+    // The server sees the client's close a moment later: scrape until it has (bounded).
+    let after = await scrape();
+    for (let i = 0; i < 50 && (after.get(feed) ?? 0) === (before.get(feed) ?? 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await scrape();
+    }
+    assert.equal((after.get(tool) ?? 0) - (before.get(tool) ?? 0), 1);
+    assert.equal((after.get(feed) ?? 0) - (before.get(feed) ?? 0), 1);
   });
 
   test('device gauges match GET /devices; NetAlertX totals follow its conditions', async () => {
