@@ -12,7 +12,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody, toApiError, type ErrorBody } from './errors.js';
+import { errorResponse, type ErrorBody } from './errors.js';
 import { disconnectSignal } from '../nettools/runner.js';
 
 export interface EventStreamOptions {
@@ -177,10 +177,9 @@ export async function streamWork<T>(
   return reply;
 }
 
-/** The error body and status a thrown value would have had as a plain answer. */
+/** The error body and status a thrown value would have had as a plain answer (one mapping for both). */
 export function streamedError(request: FastifyRequest, err: unknown): StreamedError {
-  const apiError = toApiError(err);
-  if (apiError.statusCode >= 500 && apiError.error === 'Internal Server Error')
-    request.log.error({ err }, 'unexpected error');
-  return { ...errorBody(apiError), status: apiError.statusCode };
+  const { status, body, unexpected } = errorResponse(err);
+  if (unexpected) request.log.error({ err }, 'unexpected error');
+  return { ...body, status };
 }

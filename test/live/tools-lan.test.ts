@@ -12,8 +12,7 @@ import { finalMessage, openSse } from '../helpers/sse.js';
 import { waitForFirstCycle } from '../scanner/helpers.js';
 import { isNmapStatsLine } from '../../src/nettools/nmap.js';
 
-const skip = testLanSkipReason();
-if (skip) console.log(`# streamed tools on the test LAN skipped: ${skip}`);
+const skip = testLanSkipReason('streamed tools on the test LAN');
 
 const httpServer = `
   require('node:http').createServer((req, res) => res.end('ok')).listen(80, '0.0.0.0', () => console.log('listening'));`;

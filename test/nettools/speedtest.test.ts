@@ -15,8 +15,7 @@ import { TestServer } from '../helpers/server.js';
 import { openSse } from '../helpers/sse.js';
 import { nextToolRun } from '../helpers/toolruns.js';
 
-const skip = testLanSkipReason();
-if (skip) console.log(`# speedtest tests skipped: ${skip}`);
+const skip = testLanSkipReason('speedtest tests');
 
 const limitMbit = 50;
 
