@@ -46,7 +46,10 @@ export interface ToolRunnerOptions {
   readonly killGraceMs?: number;
   /** Seconds after which a refused (saturated) request may retry. Default 5. */
   readonly retryAfterSeconds?: number;
-  /** Told the outcome of every run that started a process (metrics). */
+  /**
+   * Told the outcome of every run (metrics): how a started command ended, or `not-installed` /
+   * `saturated` for a run refused before it started.
+   */
   readonly onOutcome?: (tool: ToolName, outcome: RunOutcome | 'not-installed' | 'saturated') => void;
 }
 
@@ -84,7 +87,6 @@ const stderrKeep = 2048;
 
 export type RunOutcome =
   'ok' | 'exit-nonzero' | 'timeout' | 'output-too-large' | 'aborted' | 'shutdown' | 'spawn-error';
-type Outcome = RunOutcome;
 
 interface Waiter {
   resolve: () => void;
@@ -250,10 +252,10 @@ export class ToolRunner {
       const stdout: Buffer[] = [];
       let stdoutBytes = 0;
       let stderr = '';
-      let stopReason: Outcome | undefined;
+      let stopReason: RunOutcome | undefined;
       let spawnError: Error | undefined;
 
-      const stop = (reason: Outcome): void => {
+      const stop = (reason: RunOutcome): void => {
         if (stopReason !== undefined) return;
         stopReason = reason;
         this.stopGroup(child);
@@ -300,7 +302,7 @@ export class ToolRunner {
         if (stopReason !== 'output-too-large') lines?.end();
         const text = Buffer.concat(stdout).toString('utf8');
         const exitCode = code ?? -1;
-        let outcome: Outcome = stopReason ?? (exitCode === 0 ? 'ok' : 'exit-nonzero');
+        let outcome: RunOutcome = stopReason ?? (exitCode === 0 ? 'ok' : 'exit-nonzero');
         if (spawnError) outcome = 'spawn-error';
         this.options.logger.info(
           { tool: options.tool, args: options.args, durationMs, exitCode: code, signal, outcome },
