@@ -6,7 +6,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { eventually } from './processes.js';
-import type { TestServer } from './server.js';
+import { requestParts, type RequestOptions, type TestServer } from './server.js';
 
 export interface SseMessage {
   readonly event: string;
@@ -35,12 +35,8 @@ export interface SseStream {
   close(): void;
 }
 
-export interface SseRequest {
-  readonly body?: unknown;
-  readonly headers?: Record<string, string>;
-  /** Overrides the server's token; null sends none. */
-  readonly token?: string | null;
-}
+/** The request's body, token and extra headers, as for `TestServer.request` (Accept is added). */
+export type SseRequest = Pick<RequestOptions, 'body' | 'headers' | 'token'>;
 
 /** Parses complete messages out of `buffer`; returns what is left (an incomplete message). */
 function parseMessages(
@@ -81,14 +77,10 @@ export async function openSse(
   options: SseRequest = {},
 ): Promise<SseStream> {
   const controller = new AbortController();
-  const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers };
-  const token = options.token === undefined ? server.token : options.token;
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  let body: string | undefined;
-  if (options.body !== undefined) {
-    body = JSON.stringify(options.body);
-    headers['content-type'] = 'application/json';
-  }
+  const { headers, body } = requestParts(
+    { ...options, headers: { accept: 'text/event-stream', ...options.headers } },
+    server.token,
+  );
   const response = await fetch(`${server.url}${path}`, { method, headers, body, signal: controller.signal });
   const messages: SseMessage[] = [];
   const comments: string[] = [];
