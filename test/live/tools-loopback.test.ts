@@ -73,7 +73,7 @@ after(() => {
   rmSync(emptyDir, { recursive: true, force: true });
 });
 
-describe('streamed speed test (builtin, loopback stand-in)', () => {
+describe('streamed tools, real commands on loopback (speed test: builtin, loopback stand-in)', () => {
   let standIn: ChildProcess;
   let server: TestServer;
 
@@ -104,6 +104,37 @@ describe('streamed speed test (builtin, loopback stand-in)', () => {
   after(async () => {
     await server.stop();
     standIn.kill();
+  });
+
+  test("traceroute and nmap to 127.0.0.1: every output line as progress, then the plain answer's shape", async () => {
+    const traced = await openSse(server, 'POST', '/nettools/traceroute', {
+      body: { devLastIP: '127.0.0.1' },
+    });
+    await traced.done;
+    const trace = finalMessage(traced);
+    assert.equal(trace.final.event, 'result', trace.final.data);
+    assert.deepEqual(
+      trace.progress.map((m) => m.json.line),
+      String(trace.final.json.output).split('\n'),
+    );
+    const plainTrace = await server.request('POST', '/nettools/traceroute', {
+      body: { devLastIP: '127.0.0.1' },
+    });
+    assert.deepEqual(Object.keys(trace.final.json).sort(), Object.keys(plainTrace.json).sort());
+
+    const body = { scan: '127.0.0.1', mode: 'fast' };
+    const scanned = await openSse(server, 'POST', '/nettools/nmap', { body });
+    await scanned.done;
+    const scan = finalMessage(scanned);
+    assert.equal(scan.final.event, 'result', scan.final.data);
+    assert.deepEqual(
+      scan.progress.map((m) => String(m.json.line)).filter((line) => line.trim() !== ''),
+      scan.final.json.output,
+    );
+    const plainScan = await server.request('POST', '/nettools/nmap', { body });
+    assert.equal(plainScan.status, 200);
+    assert.deepEqual(Object.keys(scan.final.json).sort(), Object.keys(plainScan.json).sort());
+    assert.deepEqual(scan.final.json.hosts, plainScan.json.hosts);
   });
 
   test('each phase as it ends, to two streaming clients of the same test; the result is the plain answer', async () => {
