@@ -41,6 +41,11 @@ export interface AlertsOptions {
   readonly config: AlertsConfig;
   readonly logger: Logger;
   readonly feed?: ChangeFeed;
+  /**
+   * Counts each notification's outcome per channel (metrics): `sent` or `failed` when delivery
+   * ends, `retry` per failed attempt that will be retried, `skipped` when a cycle records one.
+   */
+  readonly onNotification?: (channel: ChannelName, status: 'sent' | 'failed' | 'retry' | 'skipped') => void;
 }
 
 export interface TestResult {
@@ -82,6 +87,7 @@ export class Alerts {
       onRecorded: () => {
         this.delivery.kick();
       },
+      onSkipped: (channel) => options.onNotification?.(channel, 'skipped'),
     });
     this.delivery = new DeliveryLoop({
       outbox: this.outbox,
@@ -90,6 +96,7 @@ export class Alerts {
       timeoutMs: config.NOTIFY_TIMEOUT_MS,
       retryBaseMs: config.NOTIFY_RETRY_BASE_MS,
       logger: logger.child({ component: 'alerts' }),
+      onOutcome: options.onNotification,
     });
   }
 

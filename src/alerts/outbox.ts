@@ -56,6 +56,8 @@ export interface OutboxOptions {
   readonly enabledTypes: ReadonlySet<EventType>;
   /** Called after `record` wrote rows (the delivery loop wakes up; harmless if rolled back). */
   readonly onRecorded?: () => void;
+  /** Called per channel row recorded as skipped (metrics). */
+  readonly onSkipped?: (channel: ChannelName) => void;
 }
 
 export interface RecordResult {
@@ -198,6 +200,7 @@ export class Outbox {
         this.insert.run(randomUUID(), channel, status, createdAt, due, payloadId);
     }
     if (notified.length > 0) this.options.onRecorded?.();
+    if (skipped.length > 0) for (const channel of channels) this.options.onSkipped?.(channel);
     return { notified: notified.length, skipped: skipped.length };
   }
 
