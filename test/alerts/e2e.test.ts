@@ -171,6 +171,13 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
     assert.equal(listed.find((n) => n.channel === 'webhook')?.deliveryId, body.deliveryId);
     assert.equal(listed.find((n) => n.channel === 'mqtt')?.deliveryId, mqttEvents[0]?.deliveryId);
     assert.ok(!list.text.includes(secret));
+    // Metrics count each channel's sent delivery.
+    const metrics = await first.request('GET', '/metrics');
+    for (const channel of ['webhook', 'ntfy', 'apprise', 'mqtt'])
+      assert.match(
+        metrics.text,
+        new RegExp(`netkeep_notifications_total\\{channel="${channel}",status="sent"\\} 1\\b`),
+      );
 
     // 2. Home Assistant: a fresh subscriber sees retained availability, configs, states, attributes.
     const late = await collector(broker, ['netkeep/#', 'homeassistant/#']);
