@@ -10,6 +10,10 @@ import { ChangeFeed } from './events.js';
 import { registerDeviceListRoutes } from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
 import { registerDeviceRoutes } from './devices/routes.js';
+import { SqliteEventLog } from './devices/event-log.js';
+import eventLogRoutes from './devices/event-log-routes.js';
+import totalsRoutes from './devices/totals-routes.js';
+import consoleRoutes from './http/console.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
 import { registerNettoolsRoutes } from './nettools/routes.js';
@@ -42,6 +46,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const devices = new SqliteDeviceRepository(db);
   registerDeviceRoutes(app, devices, feed);
   registerDeviceListRoutes(app, devices);
+  await app.register(totalsRoutes, { repository: devices });
+  await app.register(eventLogRoutes, { eventLog: new SqliteEventLog(db) });
+  await app.register(consoleRoutes, {});
 
   const runner = new ToolRunner({
     toolPath: config.TOOL_PATH,
