@@ -53,6 +53,23 @@ export function ensureBuild() {
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json']);
 }
 
+/**
+ * Builds the web console (scripts/build-console.mjs) when ui/, its build script or the compiled
+ * server it reads the field catalogue from is newer than the last console build. Call after
+ * ensureBuild().
+ */
+export function ensureConsoleBuild() {
+  const built = newestMtime(join(root, 'dist', 'console', 'build.json'));
+  const sources = Math.max(
+    ...['ui', 'scripts/build-console.mjs', 'dist/.tsbuildinfo', 'package-lock.json'].map((p) =>
+      newestMtime(join(root, p)),
+    ),
+  );
+  if (built >= sources && existsSync(join(root, 'dist', 'console', 'index.html'))) return;
+  console.error('netkeep: building the web console');
+  run(process.execPath, [join(root, 'scripts', 'build-console.mjs')]);
+}
+
 /** The Debian packages whose commands netkeep runs, keyed by command name. */
 export const osTools = {
   nmap: 'nmap',

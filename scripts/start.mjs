@@ -4,10 +4,11 @@
 // Missing OS tools never stop the server: the endpoint that needs one answers 503 naming the package.
 import { spawn } from 'node:child_process';
 import { constants, totalmem } from 'node:os';
-import { ensureBuild, ensureDependencies, root } from './lib.mjs';
+import { ensureBuild, ensureConsoleBuild, ensureDependencies, root } from './lib.mjs';
 
 ensureDependencies();
 ensureBuild();
+ensureConsoleBuild();
 const { serverNodeFlagsFor } = await import('../dist/src/node-flags.js');
 const flags = serverNodeFlagsFor(process.env.NODE_OPTIONS ?? '', totalmem());
 const server = spawn(process.execPath, [...flags, 'dist/src/main.js'], { cwd: root, stdio: 'inherit' });

@@ -5,7 +5,14 @@
  * when fewer are chosen.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { eventColumns, eventToJson, eventTypes, type EventJson, type EventRow, type EventType } from './history.js';
+import {
+  eventColumns,
+  eventToJson,
+  eventTypes,
+  type EventJson,
+  type EventRow,
+  type EventType,
+} from './history.js';
 import type { Page, PageResult } from './repository.js';
 
 export interface EventLogFilter {
@@ -40,7 +47,10 @@ type Params = Record<string, string | number>;
 const endOfTime = '9999-12-31 23:59:59';
 
 export class SqliteEventLog {
-  private readonly pageStmts: ReadonlyMap<boolean, Statement<[Params], EventRow & { devName: string | null }>>;
+  private readonly pageStmts: ReadonlyMap<
+    boolean,
+    Statement<[Params], EventRow & { devName: string | null }>
+  >;
   private readonly totalStmts: ReadonlyMap<boolean, Statement<[Params], number>>;
   private readonly readTx: <T>(read: () => T) => T;
 

@@ -117,14 +117,17 @@ export function parseStatus(raw: string | undefined): DeviceListStatus | undefin
 export const searchParam = Type.String({
   description: `Text searched, ignoring case, in name, MAC, IP, vendor and owner (at most ${maxSearchLength} characters).`,
 });
-export const sortParam = Type.String({ description: `Sort column: ${sortColumns.join(', ')} (default devMac).` });
+export const sortParam = Type.String({
+  description: `Sort column: ${sortColumns.join(', ')} (default devMac).`,
+});
 export const orderParam = Type.String({ description: 'asc (default) or desc.' });
 
 /** `?q=` trimmed (undefined when empty), or a 400 when too long. */
 export function parseSearch(raw: string | undefined): string | undefined {
   const text = raw?.trim();
   if (!text) return undefined;
-  if (text.length > maxSearchLength) throw ApiError.badRequest(`q must be at most ${maxSearchLength} characters.`);
+  if (text.length > maxSearchLength)
+    throw ApiError.badRequest(`q must be at most ${maxSearchLength} characters.`);
   return text;
 }
 

@@ -32,7 +32,13 @@ import {
   type SessionRow,
 } from './history.js';
 import { deviceListSql, searchParams, type DeviceListQuery } from './list-query.js';
-import { deviceStatus, deviceTotalsSql, deviceGroups, type DeviceGroup, type DeviceStatus } from './status.js';
+import {
+  deviceStatus,
+  deviceTotalsSql,
+  deviceGroups,
+  type DeviceGroup,
+  type DeviceStatus,
+} from './status.js';
 
 /** Computed per-device counts for one period (DESIGN 4). */
 export interface DeviceStats {
