@@ -70,6 +70,12 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: 'Events by type and time: counts of the event log filtered by type read only this index',
+    up(db) {
+      db.exec('CREATE INDEX Events_type_time ON Events (eve_EventType, eve_DateTime)');
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

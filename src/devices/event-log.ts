@@ -32,11 +32,18 @@ const inRange = 'eve_DateTime >= @since AND eve_DateTime <= @until';
 
 /** Every SQL text of the log, exported so that a test can check their query plans. */
 export const eventLogSql = {
-  // Newest first along Events_time (time, then rowid, both descending): a backward index walk.
+  // Newest first along Events_time (time, then rowid, both descending): a backward index walk that
+  // stops after one page, also when a type filter skips rows. Left to itself, SQLite would pick
+  // Events_type_time for a type filter and sort every matching event (1 s for 160,000 of them).
+  // The inner query picks the page's rowids, so rows skipped by OFFSET are never joined.
   page: (typed: boolean) => `SELECT ${eventColumns.map((c) => `e.${c}`).join(', ')}, d.devName AS devName
-    FROM Events AS e LEFT JOIN Devices AS d ON d.devMac = e.eve_MAC
-    WHERE ${inRange}${typed ? ` AND eve_EventType IN (${typeSlots})` : ''}
-    ORDER BY eve_DateTime DESC, e.rowid DESC LIMIT @limit OFFSET @offset`,
+    FROM (SELECT rowid AS id FROM Events INDEXED BY Events_time
+          WHERE ${inRange}${typed ? ` AND eve_EventType IN (${typeSlots})` : ''}
+          ORDER BY eve_DateTime DESC, rowid DESC LIMIT @limit OFFSET @offset) AS page
+    JOIN Events AS e ON e.rowid = page.id
+    LEFT JOIN Devices AS d ON d.devMac = e.eve_MAC
+    ORDER BY e.eve_DateTime DESC, e.rowid DESC`,
+  // The count reads only the index: Events_type_time with a type filter, Events_time without.
   total: (typed: boolean) =>
     `SELECT COUNT(*) FROM Events WHERE ${inRange}${typed ? ` AND eve_EventType IN (${typeSlots})` : ''}`,
 } as const;

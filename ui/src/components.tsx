@@ -1,11 +1,13 @@
 /** Pieces every page uses: loading and error states, paging, times, status badges, live updates. */
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { describe, get } from './api';
+import { ApiFailure, describe, get } from './api';
 
 export interface Loaded<T> {
   readonly data: T | undefined;
   readonly error: string | undefined;
+  /** HTTP status of the failure (404: the server does not offer this), 0 when unreachable. */
+  readonly errorStatus: number | undefined;
   readonly loading: boolean;
   /** Loads again (keeps showing the previous data meanwhile). */
   readonly reload: () => void;
@@ -13,7 +15,9 @@ export interface Loaded<T> {
 
 /** Loads `path` (when not undefined) and again whenever it changes; a newer load cancels an older. */
 export function useGet<T>(path: string | undefined): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [state, setState] = useState<{ data?: T; error?: string; errorStatus?: number; loading: boolean }>({
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     if (path === undefined) return;
@@ -35,7 +39,13 @@ export function useGet<T>(path: string | undefined): Loaded<T> {
   const reload = useCallback(() => {
     setTick((t) => t + 1);
   }, []);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  return {
+    data: state.data,
+    error: state.error,
+    errorStatus: state.errorStatus,
+    loading: state.loading,
+    reload,
+  };
 }
 
 /** Runs one action at a time, remembering whether it runs and how it failed. */

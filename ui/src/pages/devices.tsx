@@ -49,7 +49,7 @@ const statusLabels: Readonly<Record<string, string>> = {
 const columns = [
   { key: 'devName', label: 'Name' },
   { key: 'devStatus', label: 'Status' },
-  { key: 'devMac', label: 'MAC', className: 'mono' },
+  { key: 'devMac', label: 'MAC', className: 'mono roomy' },
   { key: 'devLastIP', label: 'IP', className: 'mono' },
   { key: 'devVendor', label: 'Vendor', className: 'wide' },
   { key: 'devOwner', label: 'Owner', className: 'wide' },
@@ -235,7 +235,7 @@ export function DeviceList() {
                 <td>
                   <StatusBadge status={d.devStatus} />
                 </td>
-                <td class="mono">{d.devMac}</td>
+                <td class="mono roomy">{d.devMac}</td>
                 <td class="mono">{d.devLastIP}</td>
                 <td class="wide">{d.devVendor}</td>
                 <td class="wide">{d.devOwner}</td>

@@ -34,7 +34,7 @@ export function NotificationsPage() {
   );
   const test = useAction();
   const [results, setResults] = useState<TestResult[]>();
-  const missing = list.error?.includes('(404)');
+  const missing = list.errorStatus === 404;
   return (
     <>
       <div class="page-head">
@@ -74,7 +74,9 @@ export function NotificationsPage() {
       </Card>
       <Card title="Deliveries" id="notify-list">
         {missing ? (
-          <p class="note">This server does not offer notifications yet.</p>
+          <p class="note">
+            This netkeep version does not keep notifications yet (GET /notifications answers 404).
+          </p>
         ) : (
           <>
             <div class="field inline">

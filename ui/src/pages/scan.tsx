@@ -5,6 +5,7 @@ import { Busy, Card, ErrorNote, LiveOutput, Time, useAction, useGet, useLiveChan
 import { progressLine } from './tools';
 
 interface ScanSummary {
+  readonly enabled?: boolean;
   readonly running: boolean;
   readonly lastCycle: {
     readonly startedAt: string;
@@ -41,9 +42,19 @@ export function ScanPage() {
       </div>
       <Card title="Presence scanning" id="scan-status">
         <ErrorNote error={status.error} />
-        {status.data && (
+        {status.data?.enabled === false && (
+          <p class="note">
+            Presence scanning is off: set SCAN_SUBNETS (e.g. <code>192.168.1.0/24@eth0</code>) and restart
+            netkeep.
+          </p>
+        )}
+        {status.data?.enabled !== false && status.data && (
           <p>
-            {status.data.running ? <Busy label="A scan cycle is running." /> : 'No scan cycle is running.'}
+            {status.data.running ? (
+              <Busy label="A scan cycle is running." />
+            ) : (
+              'No scan cycle is running now.'
+            )}
           </p>
         )}
         {cycle ? (
@@ -84,7 +95,7 @@ export function ScanPage() {
           <button
             type="button"
             class="primary"
-            disabled={action.running || status.data?.running}
+            disabled={action.running || status.data?.running || status.data?.enabled === false}
             onClick={scanNow}
           >
             Scan now
