@@ -31,8 +31,8 @@ export function consoleMac(i: number): string {
   return `3c:22:fb:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
 }
 
-/** Fills `$dataDir/netkeep.db` with `devices` devices and a few weeks of their history. */
-export function seedConsoleData(dataDir: string, devices: number, now = Date.now()): void {
+/** Fills `$dataDir/netkeep.db` with `devices` devices and `historyDays` of their history. */
+export function seedConsoleData(dataDir: string, devices: number, now = Date.now(), historyDays = 21): void {
   let seed = 7;
   const random = (): number => {
     seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
@@ -66,8 +66,8 @@ export function seedConsoleData(dataDir: string, devices: number, now = Date.now
         devFirstConnection: dbTime(new Date(firstSeen)),
         devLastConnection: dbTime(new Date(lastSeen)),
       });
-      // Sessions over the last three weeks: on for a few hours, off for a few.
-      let t = now - 21 * 24 * hour + Math.floor(random() * 12 * hour);
+      // Sessions over the history: on for a few hours, off for a few.
+      let t = now - historyDays * 24 * hour + Math.floor(random() * 12 * hour);
       seeder.event(mac, ip, dbTime(new Date(Math.max(firstSeen, t - hour))), 'New Device');
       while (t < now) {
         const on = Math.floor((1 + random() * 10) * hour);

@@ -71,9 +71,13 @@ export const migrations: readonly Migration[] = [
     },
   },
   {
-    description: 'Events by type and time: counts of the event log filtered by type read only this index',
+    description:
+      'Console indexes: Events by type and time (event log counts by type), Devices by name (the device list sorted by name)',
     up(db) {
-      db.exec('CREATE INDEX Events_type_time ON Events (eve_EventType, eve_DateTime)');
+      db.exec(`
+        CREATE INDEX Events_type_time ON Events (eve_EventType, eve_DateTime);
+        CREATE INDEX Devices_name ON Devices (devName COLLATE NOCASE, devMac);
+      `);
     },
   },
 ];

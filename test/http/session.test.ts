@@ -188,7 +188,9 @@ describe('console session', () => {
             (res) => {
               const chunks: Buffer[] = [];
               res.on('data', (c: Buffer) => chunks.push(c));
-              res.on('end', () => { resolve({ headers: res.headers, body: Buffer.concat(chunks) }); });
+              res.on('end', () => {
+                resolve({ headers: res.headers, body: Buffer.concat(chunks) });
+              });
             },
           );
           req.on('error', reject);

@@ -16,11 +16,22 @@ export class ApiFailure extends Error {
 }
 
 const signedOutListeners = new Set<() => void>();
+const authorizedListeners = new Set<() => void>();
 
 /** Called whenever a request finds that the session has ended. */
 export function onSignedOut(listener: () => void): () => void {
   signedOutListeners.add(listener);
   return () => signedOutListeners.delete(listener);
+}
+
+/** Called whenever a request was not refused for want of a session (any answer but that 403). */
+export function onAuthorized(listener: () => void): () => void {
+  authorizedListeners.add(listener);
+  return () => authorizedListeners.delete(listener);
+}
+
+function authorized(): void {
+  for (const l of authorizedListeners) l();
 }
 
 interface ErrorBody {
@@ -34,6 +45,7 @@ function failureOf(status: number, body: unknown, fallback: string): ApiFailure 
   const message = typeof b.message === 'string' && b.message !== '' ? b.message : fallback;
   const details = typeof b.details === 'string' ? b.details : undefined;
   if (status === 403 && message === 'ERROR: Not authorized') for (const l of signedOutListeners) l();
+  else authorized(); // any other answer (or none) is the page's to show
   return new ApiFailure(status, message, details);
 }
 
@@ -61,6 +73,7 @@ export async function api<T>(method: string, path: string, options: RequestOptio
     });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
+    authorized();
     throw new ApiFailure(0, 'The server cannot be reached. Is netkeep running?');
   }
   const text = await response.text();
@@ -71,6 +84,7 @@ export async function api<T>(method: string, path: string, options: RequestOptio
     body = undefined;
   }
   if (!response.ok) throw failureOf(response.status, body, statusText(response));
+  authorized();
   return body as T;
 }
 

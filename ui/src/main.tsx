@@ -4,7 +4,7 @@
  */
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, get, onSignedOut } from './api';
+import { api, describe, get, onAuthorized, onSignedOut } from './api';
 import { Busy, ErrorNote } from './components';
 import { DevicePage } from './pages/device';
 import { DeviceList } from './pages/devices';
@@ -88,54 +88,19 @@ function Page({ path }: { readonly path: string }) {
 }
 
 function App() {
+  // The page's own requests tell whether the session is valid (no extra round trip first): the
+  // frame stays hidden until one is authorised, and a 403 shows the sign-in form instead.
   const [auth, setAuth] = useState<Auth>('checking');
-  const [checkError, setCheckError] = useState<string>();
   const { path } = useLocation();
+  useEffect(() => onSignedOut(() => setAuth('signed-out')), []);
+  useEffect(() => onAuthorized(() => setAuth((a) => (a === 'checking' ? 'signed-in' : a))), []);
+  // A page that asks nothing at first (tools) still needs an answer: one small request, in
+  // parallel with the page's own.
+  useEffect(() => {
+    get('/devices/totals').catch(() => undefined);
+  }, []);
 
-  const check = () => {
-    setCheckError(undefined);
-    get('/devices/totals').then(
-      () => {
-        setAuth('signed-in');
-      },
-      (err: unknown) => {
-        if ((err as { status?: number }).status === 403) setAuth('signed-out');
-        else setCheckError(describe(err));
-      },
-    );
-  };
-  useEffect(check, []);
-  useEffect(
-    () =>
-      onSignedOut(() => {
-        setAuth('signed-out');
-      }),
-    [],
-  );
-
-  if (auth === 'checking')
-    return (
-      <main class="signin" id="main">
-        {checkError ? (
-          <div class="card">
-            <ErrorNote error={checkError} />
-            <button type="button" onClick={check}>
-              Try again
-            </button>
-          </div>
-        ) : (
-          <Busy label="Loading…" />
-        )}
-      </main>
-    );
-  if (auth === 'signed-out')
-    return (
-      <SignIn
-        onSignedIn={() => {
-          setAuth('signed-in');
-        }}
-      />
-    );
+  if (auth === 'signed-out') return <SignIn onSignedIn={() => setAuth('signed-in')} />;
 
   const signOut = async () => {
     try {
@@ -145,7 +110,12 @@ function App() {
     }
   };
   return (
-    <>
+    <div class={auth === 'checking' ? 'pending' : undefined}>
+      {auth === 'checking' && (
+        <div class="pending-note">
+          <Busy label="Loading…" />
+        </div>
+      )}
       <a class="skip" href="#main">
         Skip to content
       </a>
@@ -168,7 +138,7 @@ function App() {
       <main id="main" tabIndex={-1}>
         <Page path={path} />
       </main>
-    </>
+    </div>
   );
 }
 
