@@ -28,8 +28,9 @@ export function useGet<T>(path: string | undefined): Loaded<T> {
         setState({ data, loading: false });
       },
       (err: unknown) => {
-        if ((err as Error).name !== 'AbortError')
-          setState((s) => ({ ...s, error: describe(err), loading: false }));
+        if ((err as Error).name === 'AbortError') return;
+        const errorStatus = err instanceof ApiFailure ? err.status : undefined;
+        setState((s) => ({ ...s, error: describe(err), errorStatus, loading: false }));
       },
     );
     return () => {

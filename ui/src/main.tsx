@@ -92,15 +92,34 @@ function App() {
   // frame stays hidden until one is authorised, and a 403 shows the sign-in form instead.
   const [auth, setAuth] = useState<Auth>('checking');
   const { path } = useLocation();
-  useEffect(() => onSignedOut(() => setAuth('signed-out')), []);
-  useEffect(() => onAuthorized(() => setAuth((a) => (a === 'checking' ? 'signed-in' : a))), []);
+  useEffect(
+    () =>
+      onSignedOut(() => {
+        setAuth('signed-out');
+      }),
+    [],
+  );
+  useEffect(
+    () =>
+      onAuthorized(() => {
+        setAuth((a) => (a === 'checking' ? 'signed-in' : a));
+      }),
+    [],
+  );
   // A page that asks nothing at first (tools) still needs an answer: one small request, in
   // parallel with the page's own.
   useEffect(() => {
     get('/devices/totals').catch(() => undefined);
   }, []);
 
-  if (auth === 'signed-out') return <SignIn onSignedIn={() => setAuth('signed-in')} />;
+  if (auth === 'signed-out')
+    return (
+      <SignIn
+        onSignedIn={() => {
+          setAuth('signed-in');
+        }}
+      />
+    );
 
   const signOut = async () => {
     try {
