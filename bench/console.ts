@@ -75,7 +75,7 @@ async function timeSearch(page: Page, text: string): Promise<number> {
             rows.length > 0 &&
             rows.every(
               (r) =>
-                String(r.textContent).toLowerCase().includes(q.toLowerCase()) || r.querySelector('.empty'),
+                r.textContent.toLowerCase().includes(q.toLowerCase()) || r.querySelector('.empty'),
             )
           ) {
             observer.disconnect();
