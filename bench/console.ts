@@ -74,8 +74,7 @@ async function timeSearch(page: Page, text: string): Promise<number> {
             new URL(location.href).searchParams.get('q') === q &&
             rows.length > 0 &&
             rows.every(
-              (r) =>
-                r.textContent.toLowerCase().includes(q.toLowerCase()) || r.querySelector('.empty'),
+              (r) => r.textContent.toLowerCase().includes(q.toLowerCase()) || r.querySelector('.empty'),
             )
           ) {
             observer.disconnect();

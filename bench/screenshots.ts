@@ -61,7 +61,10 @@ async function main(): Promise<void> {
     await page.goto(`${server.url}/ui/devices/${consoleMac(4)}`);
     await page.getByRole('heading', { name: 'Details' }).waitFor();
     await shot('device');
-    await page.screenshot({ path: join(outDir, 'device-full.png'), fullPage: true });
+    await page.getByLabel('Comments').fill('Wall mount, living room');
+    await page.getByLabel('Alert when down').check();
+    await page.locator('legend', { hasText: 'Scanning and alerts' }).scrollIntoViewIfNeeded();
+    await shot('device-details');
     await page.goto(`${server.url}/ui/events?type=Device%20Down,New%20Device`);
     await page.locator('tbody tr').first().waitFor();
     await shot('events');

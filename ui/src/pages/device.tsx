@@ -125,6 +125,9 @@ const labels: Readonly<Record<string, string>> = {
   devCustomProps: 'Custom properties (JSON array)',
 };
 
+/** Fields whose catalogue description says more than their label (shown under the input). */
+const hinted = new Set(['devVendor', 'devParentRelType', 'devIcon', 'devSkipRepeated', 'devParentMAC']);
+
 const editable = fields.filter((f) => f.editable);
 const grouped = [
   ...groups.map((g) => ({
@@ -191,13 +194,20 @@ function FieldInput(props: {
         </label>
       </div>
     );
+  const hint =
+    field.kind === 'time'
+      ? 'ISO 8601 (UTC), e.g. 2026-01-31T18:00:00Z.'
+      : hinted.has(field.name) || field.kind === 'json'
+        ? field.description
+        : undefined;
   const common = {
     id,
     value: String(value),
     onInput: (e: { currentTarget: { value: string } }) => {
       onChange(e.currentTarget.value);
     },
-    'aria-describedby': `${id}-hint`,
+    title: field.description,
+    'aria-describedby': hint === undefined ? undefined : `${id}-hint`,
   };
   const numeric = field.kind === 'port' || (field.kind !== 'text' && typeof field.default === 'number');
   return (
@@ -214,11 +224,11 @@ function FieldInput(props: {
       ) : (
         <input {...common} type="text" />
       )}
-      <small id={`${id}-hint`} class="hint">
-        {field.kind === 'time'
-          ? `${field.description} ISO 8601, e.g. 2026-01-31T18:00:00Z.`
-          : field.description}
-      </small>
+      {hint !== undefined && (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      )}
     </div>
   );
 }
