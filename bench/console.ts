@@ -25,10 +25,13 @@ const devices = 10_000;
 const rounds = 15;
 const searches = ['alice', 'galaxy', '192.168.7.', 'synology', 'kim', '3c:22:fb:00:2', 'printer', 'erin'];
 
-function summary(values: number[]): string {
+function summary(all: number[]): string {
+  const values = all.filter((v) => Number.isFinite(v));
+  const failed = all.length - values.length;
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1)))] ?? NaN;
-  return `median ${at(0.5).toFixed(0)} ms  (p10 ${at(0.1).toFixed(0)}, p90 ${at(0.9).toFixed(0)}, n=${sorted.length})`;
+  const timedOut = failed > 0 ? `, ${failed} timed out` : '';
+  return `median ${at(0.5).toFixed(0)} ms  (p10 ${at(0.1).toFixed(0)}, p90 ${at(0.9).toFixed(0)}, n=${sorted.length}${timedOut})`;
 }
 
 /** Navigation start to the first element matching `selector`, measured in the page. */
@@ -88,6 +91,11 @@ async function timeSearch(page: Page, text: string): Promise<number> {
           attributes: true,
           characterData: true,
         });
+        // A page that never shows the results must not hang the bench: NaN after 10 s.
+        setTimeout(() => {
+          observer.disconnect();
+          resolve(NaN);
+        }, 10_000);
       }),
     text,
   );

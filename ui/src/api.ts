@@ -60,13 +60,20 @@ export interface RequestOptions {
   readonly signal?: AbortSignal;
 }
 
-/** A JSON request; resolves with the parsed body, rejects with ApiFailure. */
-export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-  let response: Response;
+/** Sends a request with the session cookie; a network failure becomes an ApiFailure with status 0. */
+async function send(
+  method: string,
+  path: string,
+  options: RequestOptions,
+  accept?: string,
+): Promise<Response> {
+  const headers: Record<string, string> = {};
+  if (accept !== undefined) headers.Accept = accept;
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
   try {
-    response = await fetch(path, {
+    return await fetch(path, {
       method,
-      headers: options.body === undefined ? {} : { 'Content-Type': 'application/json' },
+      headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal: options.signal,
       credentials: 'same-origin',
@@ -76,6 +83,10 @@ export async function api<T>(method: string, path: string, options: RequestOptio
     authorized();
     throw new ApiFailure(0, 'The server cannot be reached. Is netkeep running?');
   }
+}
+
+/** The JSON body of a response, or an ApiFailure carrying the server's sentence. */
+async function readJson<T>(response: Response): Promise<T> {
   const text = await response.text();
   let body: unknown;
   try {
@@ -86,6 +97,11 @@ export async function api<T>(method: string, path: string, options: RequestOptio
   if (!response.ok) throw failureOf(response.status, body, statusText(response));
   authorized();
   return body as T;
+}
+
+/** A JSON request; resolves with the parsed body, rejects with ApiFailure. */
+export async function api<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  return readJson<T>(await send(method, path, options));
 }
 
 export const get = <T>(path: string, signal?: AbortSignal) => api<T>('GET', path, { signal });
@@ -135,34 +151,9 @@ export async function streamed<T>(
   onProgress: (data: Record<string, unknown>) => void,
   options: RequestOptions = {},
 ): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      method,
-      headers: {
-        Accept: 'text/event-stream',
-        ...(options.body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: options.signal,
-      credentials: 'same-origin',
-    });
-  } catch (err) {
-    if ((err as Error).name === 'AbortError') throw err;
-    throw new ApiFailure(0, 'The server cannot be reached. Is netkeep running?');
-  }
+  const response = await send(method, path, options, 'text/event-stream');
   const type = response.headers.get('content-type') ?? '';
-  if (!type.startsWith('text/event-stream') || response.body === null) {
-    const text = await response.text();
-    let body: unknown;
-    try {
-      body = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    if (!response.ok) throw failureOf(response.status, body, statusText(response));
-    return body as T;
-  }
+  if (!type.startsWith('text/event-stream') || response.body === null) return readJson<T>(response);
   for await (const message of readEventStream(response.body)) {
     let data: unknown;
     try {

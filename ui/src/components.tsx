@@ -99,14 +99,15 @@ export function Busy({ label }: { readonly label: string }) {
   );
 }
 
+/** Previous/Next for a list page `{offset, limit, total}`; nothing until the page has loaded. */
 export function Pager(props: {
-  readonly offset: number;
-  readonly limit: number;
-  readonly total: number;
+  readonly page: { readonly offset: number; readonly limit: number; readonly total: number } | undefined;
   readonly onOffset: (offset: number) => void;
   readonly noun: string;
 }) {
-  const { offset, limit, total, onOffset, noun } = props;
+  const { page, onOffset, noun } = props;
+  if (page === undefined) return null;
+  const { offset, limit, total } = page;
   const last = Math.min(offset + limit, total);
   return (
     <nav class="pager" aria-label={`${noun} pages`}>
@@ -135,6 +136,22 @@ export function Pager(props: {
       </button>
     </nav>
   );
+}
+
+/** The one row of an empty table, spanning its columns. */
+export function EmptyRow(props: { readonly columns: number; readonly children: ComponentChildren }) {
+  return (
+    <tr>
+      <td colSpan={props.columns} class="empty">
+        {props.children}
+      </td>
+    </tr>
+  );
+}
+
+/** An event type, coloured by what it means. */
+export function EventType({ type }: { readonly type: string }) {
+  return <span class={`event-type t-${type.replace(/\s+/g, '-').toLowerCase()}`}>{type}</span>;
 }
 
 /** `2026-01-31 18:02` in the browser's zone, with the exact UTC time as a tooltip. */

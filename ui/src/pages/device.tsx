@@ -12,6 +12,8 @@ import {
   ErrorNote,
   LiveOutput,
   Pager,
+  EmptyRow,
+  EventType,
   StatusBadge,
   Time,
   formatTime,
@@ -20,7 +22,7 @@ import {
   useLiveChanges,
 } from '../components';
 import { Link, navigate } from '../router';
-import { nmapModes, outputLines, progressLine } from './tools';
+import { NmapModeSelect, outputLines, progressLine } from './tools';
 
 type Device = Record<string, unknown> & {
   devMac: string;
@@ -396,33 +398,17 @@ function DeviceEvents({ mac, period }: { readonly mac: string; readonly period: 
                   <Time value={e.eve_DateTime} />
                 </td>
                 <td>
-                  <span class={`event-type t-${e.eve_EventType.replace(/\s+/g, '-').toLowerCase()}`}>
-                    {e.eve_EventType}
-                  </span>
+                  <EventType type={e.eve_EventType} />
                 </td>
                 <td class="mono">{e.eve_IP}</td>
                 <td>{e.eve_AdditionalInfo}</td>
               </tr>
             ))}
-            {events.data?.events.length === 0 && (
-              <tr>
-                <td colSpan={4} class="empty">
-                  No events in this period.
-                </td>
-              </tr>
-            )}
+            {events.data?.events.length === 0 && <EmptyRow columns={4}>No events in this period.</EmptyRow>}
           </tbody>
         </table>
       </div>
-      {events.data && (
-        <Pager
-          offset={events.data.offset}
-          limit={events.data.limit}
-          total={events.data.total}
-          noun="events"
-          onOffset={setOffset}
-        />
-      )}
+      <Pager page={events.data} noun="events" onOffset={setOffset} />
     </>
   );
 }
@@ -497,22 +483,7 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
             class="mono"
           />
         </div>
-        <div class="field">
-          <label for="nmap-mode">Mode</label>
-          <select
-            id="nmap-mode"
-            value={mode}
-            onChange={(e) => {
-              setMode(e.currentTarget.value);
-            }}
-          >
-            {nmapModes.map((m) => (
-              <option key={m.value} value={m.value}>
-                {m.label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <NmapModeSelect id="nmap-mode" value={mode} onChange={setMode} />
         <button type="submit" disabled={action.running || target === ''}>
           Scan ports
         </button>

@@ -4,7 +4,7 @@
  */
 import { deviceGroups, listStatuses, totalsNames } from 'netkeep:catalogue';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Busy, ErrorNote, Pager, StatusBadge, Time, useGet, useLiveChanges } from '../components';
+import { Busy, EmptyRow, ErrorNote, Pager, StatusBadge, Time, useGet, useLiveChanges } from '../components';
 import { Link, setQuery, useLocation } from '../router';
 
 export interface DeviceItem {
@@ -247,26 +247,20 @@ export function DeviceList() {
               </tr>
             ))}
             {list.data && list.data.devices.length === 0 && (
-              <tr>
-                <td colSpan={columns.length} class="empty">
-                  {q ? `No device matches “${q}”.` : 'No devices here yet.'}
-                </td>
-              </tr>
+              <EmptyRow columns={columns.length}>
+                {q ? `No device matches “${q}”.` : 'No devices here yet.'}
+              </EmptyRow>
             )}
           </tbody>
         </table>
       </div>
-      {list.data && (
-        <Pager
-          offset={list.data.offset}
-          limit={list.data.limit}
-          total={list.data.total}
-          noun="devices"
-          onOffset={(o) => {
-            update({ offset: o });
-          }}
-        />
-      )}
+      <Pager
+        page={list.data}
+        noun="devices"
+        onOffset={(o) => {
+          update({ offset: o });
+        }}
+      />
     </>
   );
 }

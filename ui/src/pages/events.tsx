@@ -1,6 +1,6 @@
 /** The event log across every device: filter by type and time, newest first, paged by the server. */
 import { eventTypes } from 'netkeep:catalogue';
-import { Busy, ErrorNote, Pager, Time, useGet, useLiveChanges } from '../components';
+import { Busy, EmptyRow, ErrorNote, EventType, Pager, Time, useGet, useLiveChanges } from '../components';
 import { Link, setQuery, useLocation } from '../router';
 
 interface LogEvent {
@@ -119,9 +119,7 @@ export function EventsPage() {
                   <Time value={e.eve_DateTime} />
                 </td>
                 <td>
-                  <span class={`event-type t-${e.eve_EventType.replace(/\s+/g, '-').toLowerCase()}`}>
-                    {e.eve_EventType}
-                  </span>
+                  <EventType type={e.eve_EventType} />
                 </td>
                 <td>
                   {e.devName === null ? (
@@ -134,27 +132,17 @@ export function EventsPage() {
                 <td class="wide">{e.eve_AdditionalInfo}</td>
               </tr>
             ))}
-            {log.data?.events.length === 0 && (
-              <tr>
-                <td colSpan={5} class="empty">
-                  No events match.
-                </td>
-              </tr>
-            )}
+            {log.data?.events.length === 0 && <EmptyRow columns={5}>No events match.</EmptyRow>}
           </tbody>
         </table>
       </div>
-      {log.data && (
-        <Pager
-          offset={log.data.offset}
-          limit={log.data.limit}
-          total={log.data.total}
-          noun="events"
-          onOffset={(o) => {
-            update({ offset: o });
-          }}
-        />
-      )}
+      <Pager
+        page={log.data}
+        noun="events"
+        onOffset={(o) => {
+          update({ offset: o });
+        }}
+      />
     </>
   );
 }

@@ -1,7 +1,7 @@
 /** Notifications: what was sent (or is waiting, failed, skipped), and "send a test". */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Busy, Card, ErrorNote, Pager, Time, useAction, useGet } from '../components';
+import { Busy, Card, EmptyRow, ErrorNote, Pager, Time, useAction, useGet } from '../components';
 import { setQuery, useLocation } from '../router';
 
 interface Notification {
@@ -137,26 +137,18 @@ export function NotificationsPage() {
                     </tr>
                   ))}
                   {list.data?.notifications.length === 0 && (
-                    <tr>
-                      <td colSpan={6} class="empty">
-                        No notifications{status ? ` with status ${status}` : ''}.
-                      </td>
-                    </tr>
+                    <EmptyRow columns={6}>No notifications{status ? ` with status ${status}` : ''}.</EmptyRow>
                   )}
                 </tbody>
               </table>
             </div>
-            {list.data && (
-              <Pager
-                offset={list.data.offset}
-                limit={list.data.limit}
-                total={list.data.total}
-                noun="notifications"
-                onOffset={(o) => {
-                  setQuery({ status, offset: o });
-                }}
-              />
-            )}
+            <Pager
+              page={list.data}
+              noun="notifications"
+              onOffset={(o) => {
+                setQuery({ status, offset: o });
+              }}
+            />
           </>
         )}
       </Card>

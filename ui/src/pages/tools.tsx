@@ -7,12 +7,38 @@ import { useState } from 'preact/hooks';
 import { api, streamed } from '../api';
 import { Busy, Card, ErrorNote, LiveOutput, useAction } from '../components';
 
-export const nmapModes = [
+const nmapModes = [
   { value: 'fast', label: 'Fast (100 common ports)' },
   { value: 'normal', label: 'Normal (1,000 ports)' },
   { value: 'detail', label: 'Detailed (versions, OS)' },
   { value: 'skipdiscovery', label: 'Skip host discovery' },
 ] as const;
+
+/** The nmap mode chooser, labelled. */
+export function NmapModeSelect(props: {
+  readonly id: string;
+  readonly value: string;
+  readonly onChange: (mode: string) => void;
+}) {
+  return (
+    <div class="field">
+      <label for={props.id}>Mode</label>
+      <select
+        id={props.id}
+        value={props.value}
+        onChange={(e) => {
+          props.onChange(e.currentTarget.value);
+        }}
+      >
+        {nmapModes.map((m) => (
+          <option key={m.value} value={m.value}>
+            {m.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
 
 /** The text of one progress message: an output line, a speed-test phase or a scan step. */
 export function progressLine(data: Record<string, unknown>): string | undefined {
@@ -167,22 +193,7 @@ export function ToolsPage() {
               }}
             />
           </div>
-          <div class="field">
-            <label for="nmap-mode-tool">Mode</label>
-            <select
-              id="nmap-mode-tool"
-              value={mode}
-              onChange={(e) => {
-                setMode(e.currentTarget.value);
-              }}
-            >
-              {nmapModes.map((m) => (
-                <option key={m.value} value={m.value}>
-                  {m.label}
-                </option>
-              ))}
-            </select>
-          </div>
+          <NmapModeSelect id="nmap-mode-tool" value={mode} onChange={setMode} />
         </Tool>
         <Tool
           title="Speed test"
