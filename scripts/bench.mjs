@@ -2,7 +2,7 @@
 import { ensureBuild, ensureConsoleBuild, ensureDependencies, ensureOsTools, run } from './lib.mjs';
 
 ensureDependencies();
-ensureOsTools();
 ensureBuild();
 ensureConsoleBuild();
+await ensureOsTools();
 run(process.execPath, ['dist/bench/run.js', ...process.argv.slice(2)]);

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { ensureBuild, ensureConsoleBuild, ensureDependencies, ensureOsTools, root, run } from './lib.mjs';
 
 ensureDependencies();
-ensureOsTools();
 ensureBuild();
 ensureConsoleBuild();
+await ensureOsTools();
 run(join(root, 'node_modules', '.bin', 'eslint'), ['.']);
 // The console's browser code is bundled by esbuild, which does not check types: tsc does, here.
 run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'ui/tsconfig.json']);

@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { ErrorRef } from '../http/schemas.js';
 import { toDbTime } from '../time.js';
 import type { EventLogFilter, SqliteEventLog } from './event-log.js';
@@ -46,7 +46,9 @@ function parseTypes(raw: string | undefined): EventType[] | undefined {
   const types = raw.split(',').map((t) => t.trim());
   for (const type of types)
     if (!(eventTypes as readonly string[]).includes(type))
-      throw ApiError.badRequest(`type must be a comma-separated list of: ${eventTypes.join(', ')}.`);
+      throw new DomainError('invalid', `type must be a comma-separated list of: ${eventTypes.join(', ')}.`, {
+        code: 'INVALID_EVENT_TYPE',
+      });
   return [...new Set(types)] as EventType[];
 }
 
@@ -55,7 +57,9 @@ function parseTime(name: string, raw: string | undefined): string | undefined {
   try {
     return toDbTime(raw);
   } catch {
-    throw ApiError.badRequest(`${name} must be an ISO 8601 date-time, e.g. 2026-01-31T18:00:00Z.`);
+    throw new DomainError('invalid', `${name} must be an ISO 8601 date-time, e.g. 2026-01-31T18:00:00Z.`, {
+      code: 'INVALID_TIME',
+    });
   }
 }
 

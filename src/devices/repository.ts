@@ -40,7 +40,7 @@ import {
   type DeviceStatus,
 } from './status.js';
 
-/** Computed per-device counts for one period (DESIGN 4). */
+/** Computed per-device counts for one period. */
 export interface DeviceStats {
   /** Sessions that overlap the period; a still-open session always counts. */
   readonly devSessions: number;

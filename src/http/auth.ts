@@ -58,6 +58,9 @@ export function registerAuth(app: FastifyInstance, token: string, sessions: Sess
         403,
         'Forbidden',
         "A change authorised by the session cookie must come from this server's own pages (Origin).",
+        undefined,
+        {},
+        'ORIGIN_REQUIRED',
       );
   });
 }

@@ -106,7 +106,14 @@ export default async function consoleRoutes(app: App, opts: ConsoleRoutesOptions
   const hidden = { schema: { hide: true } };
   const serveShell = async (request: FastifyRequest, reply: FastifyReply) => {
     if (shell === undefined)
-      throw new ApiError(503, 'Unavailable', 'The web console is not built: run npm start or npm run build.');
+      throw new ApiError(
+        503,
+        'Unavailable',
+        'The web console is not built: run npm start or npm run build.',
+        undefined,
+        {},
+        'CONSOLE_NOT_BUILT',
+      );
     return send(request, reply, shell, 'no-cache');
   };
 
@@ -116,7 +123,8 @@ export default async function consoleRoutes(app: App, opts: ConsoleRoutesOptions
   app.get('/ui/*', hidden, serveShell);
   app.get<{ Params: { name: string } }>('/ui/assets/:name', hidden, async (request, reply) => {
     const file = assets.get(request.params.name);
-    if (file === undefined) throw ApiError.notFound(`No console asset ${request.params.name}.`);
+    if (file === undefined)
+      throw ApiError.notFound(`No console asset ${request.params.name}.`, 'ASSET_NOT_FOUND');
     return send(request, reply, file, 'public, max-age=31536000, immutable');
   });
 }

@@ -178,7 +178,14 @@ export default async function sessionRoutes(app: App, opts: SessionRoutesOptions
       // A page of another site must not even sign a browser in (login CSRF): a foreign Origin is
       // refused. Clients without an Origin (curl, scripts) are fine: they hold the token anyway.
       if (request.headers.origin !== undefined && !sameOrigin(request))
-        throw new ApiError(403, 'Forbidden', "Sign-in is only accepted from this server's own pages.");
+        throw new ApiError(
+          403,
+          'Forbidden',
+          "Sign-in is only accepted from this server's own pages.",
+          undefined,
+          {},
+          'FOREIGN_ORIGIN',
+        );
       const client = request.ip;
       const wait = limiter.retryAfter(client);
       if (wait > 0)
@@ -188,10 +195,11 @@ export default async function sessionRoutes(app: App, opts: SessionRoutesOptions
           `Too many wrong tokens; try again in ${wait} s.`,
           undefined,
           { 'Retry-After': String(wait) },
+          'SIGN_IN_RATE_LIMITED',
         );
       if (!opts.isToken(request.body.token)) {
         limiter.recordFailure(client);
-        throw new ApiError(403, 'Forbidden', 'The token is not correct.');
+        throw new ApiError(403, 'Forbidden', 'The token is not correct.', undefined, {}, 'WRONG_TOKEN');
       }
       const id = opts.sessions.create();
       void reply.header('Set-Cookie', cookie(request, id, Math.floor(sessionLifetimeMs / 1000)));

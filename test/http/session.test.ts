@@ -42,6 +42,7 @@ describe('console session', () => {
       assert.equal(res.status, 403, token);
       assert.equal(res.json.success, false);
       assert.match(String(res.json.message), /token is not correct/);
+      assert.equal(res.json.code, 'WRONG_TOKEN');
       assert.equal(res.headers.get('set-cookie'), null);
     }
     const bad = await server.request('POST', '/session', { token: null, body: { token: 5 } });
@@ -94,6 +95,7 @@ describe('console session', () => {
       });
       assert.equal(res.status, 403, `${what}: ${res.text}`);
       assert.match(String(res.json.message), /own pages \(Origin\)/, what);
+      assert.equal(res.json.code, 'ORIGIN_REQUIRED', what);
       const del = await server.request('DELETE', `/device/${mac}/delete`, {
         token: null,
         headers: { cookie, ...headers },
@@ -135,6 +137,7 @@ describe('console session', () => {
   test('sign-in from a foreign Origin is refused; from our own it works', async () => {
     const foreign = await signIn(server, server.token, { origin: 'http://evil.example' });
     assert.equal(foreign.status, 403);
+    assert.equal(foreign.json.code, 'FOREIGN_ORIGIN');
     assert.equal(foreign.headers.get('set-cookie'), null);
     const own = await signIn(server, server.token, { origin });
     assert.equal(own.status, 200);
@@ -235,6 +238,7 @@ describe('console session', () => {
       else assert.equal(res.status, 403);
     }
     assert.ok(limited, 'a 429 after some wrong tokens');
+    assert.equal(limited.json.code, 'SIGN_IN_RATE_LIMITED');
     assert.match(limited.headers.get('retry-after') ?? '', /^\d+$/);
     assert.equal((await signIn(server)).status, 429);
     // The bearer header is not part of sign-in and keeps working.

@@ -91,15 +91,20 @@ export function DeviceList() {
 
   // The search box updates the URL (and so the list) 80 ms after typing stops: fast typing sends
   // one request, and the wait stays well below what a person notices.
+  // The box follows the URL only when the URL changed by other means (back, a link): a search sent
+  // while the person kept typing must not put the older text back into the box.
   const [text, setText] = useState(q);
   const typing = useRef<number | undefined>(undefined);
+  const sent = useRef(q);
   useEffect(() => {
-    setText(q);
+    if (q !== sent.current) setText(q);
+    sent.current = q;
   }, [q]);
   const onSearch = (value: string) => {
     setText(value);
     window.clearTimeout(typing.current);
     typing.current = window.setTimeout(() => {
+      sent.current = value;
       update({ q: value });
     }, 80);
   };
