@@ -24,6 +24,8 @@ describe('web console in Chromium', { skip }, () => {
   let page: Page;
   let udp: Socket;
   const packets: Buffer[] = [];
+  /** Whether this build streams (GET /stream and the tools' text/event-stream answers exist). */
+  let liveBuild = false;
 
   before(async () => {
     udp = createSocket('udp4');
@@ -47,6 +49,8 @@ describe('web console in Chromium', { skip }, () => {
       const res = await server.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
       assert.equal(res.status, 200, res.text);
     }
+    const openapi = await server.request('GET', '/openapi.json');
+    liveBuild = '/stream' in (openapi.json.paths as Record<string, unknown>);
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     page = await context.newPage();
@@ -151,11 +155,47 @@ describe('web console in Chromium', { skip }, () => {
     await page.goto(`${server.url}/ui/devices/${target}`);
     assert.equal(await page.getByLabel('Port scan target').inputValue(), '127.0.0.1');
     await page.getByLabel('Mode').selectOption('fast');
+    const answered = page.waitForResponse((r) => r.url().endsWith('/nettools/nmap'));
     await page.getByRole('button', { name: 'Scan ports' }).click();
     await page.getByRole('status').filter({ hasText: 'Scanning…' }).waitFor();
+    const response = await answered;
     await page.getByText('Port scan finished.').waitFor({ timeout: 120_000 });
-    const output = (await page.getByLabel('Port scan output').textContent()) ?? '';
-    assert.match(output, /Nmap scan report for (localhost|127\.0\.0\.1)/);
+    const output = page.getByLabel('Port scan output');
+    assert.match((await output.textContent()) ?? '', /Nmap scan report for (localhost|127\.0\.0\.1)/);
+    if (liveBuild) {
+      // Streamed: the lines arrived as progress messages while nmap ran.
+      assert.match((await response.allHeaders())['content-type'] ?? '', /^text\/event-stream/);
+      assert.equal(await output.getAttribute('data-live'), 'true');
+    }
+  });
+
+  test('traceroute of 127.0.0.1 on the tools page shows its hops', async () => {
+    await page.goto(`${server.url}/ui/tools`);
+    await page.locator('#trace-ip').fill('127.0.0.1');
+    await page.getByRole('button', { name: 'Trace' }).click();
+    const output = page.getByLabel('Traceroute output');
+    await output.waitFor({ timeout: 60_000 });
+    await page
+      .getByRole('button', { name: 'Trace' })
+      .and(page.locator(':enabled'))
+      .waitFor({ timeout: 60_000 });
+    assert.match((await output.textContent()) ?? '', /traceroute to 127\.0\.0\.1/);
+    if (liveBuild) assert.equal(await output.getAttribute('data-live'), 'true');
+  });
+
+  test('the device list follows changes live from GET /stream', async (t) => {
+    if (!liveBuild) {
+      t.diagnostic('this build has no GET /stream: the list is not live, nothing to check');
+      return;
+    }
+    await page.goto(`${server.url}/ui/?status=all`);
+    await page.getByRole('button', { name: /^30\s*Devices$/ }).waitFor();
+    const res = await server.request('POST', '/device/02:cc:00:00:01:00', {
+      body: { createNew: true, devName: 'arrived live' },
+    });
+    assert.equal(res.status, 200);
+    await page.getByRole('button', { name: /^31\s*Devices$/ }).waitFor({ timeout: 15_000 });
+    await page.getByRole('link', { name: 'arrived live' }).waitFor();
   });
 
   test('a cross-origin write carrying the session cookie is refused (403 by the Origin rule)', async () => {

@@ -219,8 +219,16 @@ export function useLiveChanges(onChange: (event: string) => void): void {
   }, []);
 }
 
-/** Output lines of a running command, announced politely to screen readers. */
-export function LiveOutput({ lines, label }: { readonly lines: readonly string[]; readonly label: string }) {
+/**
+ * Output lines of a running command, announced politely to screen readers. `live` marks output
+ * that arrived while the command ran (data-live, which the browser tests read).
+ */
+export function LiveOutput(props: {
+  readonly lines: readonly string[];
+  readonly label: string;
+  readonly live?: boolean;
+}) {
+  const { lines, label, live } = props;
   const ref = useRef<HTMLPreElement>(null);
   useEffect(() => {
     const el = ref.current;
@@ -228,7 +236,14 @@ export function LiveOutput({ lines, label }: { readonly lines: readonly string[]
   }, [lines.length]);
   if (lines.length === 0) return null;
   return (
-    <pre class="output" ref={ref} aria-label={label} aria-live="polite" tabIndex={0}>
+    <pre
+      class="output"
+      ref={ref}
+      aria-label={label}
+      aria-live="polite"
+      tabIndex={0}
+      data-live={live ? 'true' : undefined}
+    >
       {lines.join('\n')}
     </pre>
   );

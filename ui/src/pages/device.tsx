@@ -22,7 +22,7 @@ import {
   useLiveChanges,
 } from '../components';
 import { Link, navigate } from '../router';
-import { NmapModeSelect, outputLines, progressLine } from './tools';
+import { NmapModeSelect, finalLines, outputLines, progressLine } from './tools';
 
 type Device = Record<string, unknown> & {
   devMac: string;
@@ -418,6 +418,7 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
   const action = useAction();
   const [message, setMessage] = useState<string>();
   const [lines, setLines] = useState<string[]>([]);
+  const [live, setLive] = useState(false);
   const [mode, setMode] = useState('fast');
   const [target, setTarget] = useState(device.devLastIP);
   const [copyTo, setCopyTo] = useState('');
@@ -457,17 +458,20 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
         onSubmit={(e) => {
           e.preventDefault();
           setLines([]);
+          setLive(false);
           void run('nmap', async () => {
             const r = await streamed<{ output: string[] }>(
               'POST',
               '/nettools/nmap',
               (p) => {
                 const line = progressLine(p);
-                if (line !== undefined) setLines((old) => [...old, line]);
+                if (line === undefined) return;
+                setLive(true);
+                setLines((old) => [...old, line]);
               },
               { body: { scan: target, mode } },
             );
-            setLines((old) => (old.length > 0 ? old : outputLines(r.output)));
+            setLines((old) => finalLines(old, outputLines(r.output)));
             return 'Port scan finished.';
           });
         }}
@@ -489,7 +493,7 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
         </button>
         {running === 'nmap' && <Busy label="Scanning…" />}
       </form>
-      <LiveOutput lines={lines} label="Port scan output" />
+      <LiveOutput lines={lines} label="Port scan output" live={live} />
       <form
         class="action-row"
         onSubmit={(e) => {

@@ -50,6 +50,16 @@ export function progressLine(data: Record<string, unknown>): string | undefined 
   return undefined;
 }
 
+/**
+ * What to show once a command has finished: its final output, after the live lines when those
+ * said something else (a speed test's phases), or the live lines alone when they were the output.
+ */
+export function finalLines(live: readonly string[], final: readonly string[]): string[] {
+  if (live.length === 0) return [...final];
+  const trimmed = (lines: readonly string[]) => lines.join('\n').trimEnd();
+  return trimmed(live) === trimmed(final) ? [...live] : [...live, '', ...final];
+}
+
 /** A tool's `output` (a string or an array of lines) as lines. */
 export function outputLines(output: unknown): string[] {
   if (Array.isArray(output)) return output.map(String);
@@ -70,6 +80,7 @@ function Tool(props: {
 }) {
   const action = useAction();
   const [lines, setLines] = useState<string[]>([]);
+  const [live, setLive] = useState(false);
   return (
     <Card title={props.title} id={props.id}>
       <p class="muted">{props.description}</p>
@@ -78,13 +89,13 @@ function Tool(props: {
         onSubmit={(e) => {
           e.preventDefault();
           setLines([]);
-          let live = false;
+          setLive(false);
           void action.run(async () => {
             const final = await props.run((text) => {
-              live = true;
+              setLive(true);
               setLines((old) => [...old, text]);
             });
-            setLines((old) => (live ? [...old, '', ...final] : final));
+            setLines((old) => finalLines(old, final));
           });
         }}
       >
@@ -94,7 +105,7 @@ function Tool(props: {
         </button>
         {action.running && <Busy label={props.runningLabel} />}
       </form>
-      <LiveOutput lines={lines} label={`${props.title} output`} />
+      <LiveOutput lines={lines} label={`${props.title} output`} live={live} />
       <ErrorNote error={action.error} />
     </Card>
   );
