@@ -160,6 +160,17 @@ function cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): 
   return `${sessionCookieName}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
 }
 
+function foreignOrigin(what: string): ApiError {
+  return new ApiError(
+    403,
+    'Forbidden',
+    `${what} is only accepted from this server's own pages.`,
+    undefined,
+    {},
+    'FOREIGN_ORIGIN',
+  );
+}
+
 export default async function sessionRoutes(app: App, opts: SessionRoutesOptions): Promise<void> {
   const limiter = opts.limiter ?? new SignInLimiter();
 
@@ -177,15 +188,7 @@ export default async function sessionRoutes(app: App, opts: SessionRoutesOptions
     async (request, reply) => {
       // A page of another site must not even sign a browser in (login CSRF): a foreign Origin is
       // refused. Clients without an Origin (curl, scripts) are fine: they hold the token anyway.
-      if (request.headers.origin !== undefined && !sameOrigin(request))
-        throw new ApiError(
-          403,
-          'Forbidden',
-          "Sign-in is only accepted from this server's own pages.",
-          undefined,
-          {},
-          'FOREIGN_ORIGIN',
-        );
+      if (request.headers.origin !== undefined && !sameOrigin(request)) throw foreignOrigin('Sign-in');
       const client = request.ip;
       const wait = limiter.retryAfter(client);
       if (wait > 0)
@@ -215,10 +218,12 @@ export default async function sessionRoutes(app: App, opts: SessionRoutesOptions
         tags,
         summary: 'Sign out: ends the session of the cookie sent and clears the cookie.',
         security: [],
-        response: { 200: SuccessSchema },
+        response: { 200: SuccessSchema, 403: ErrorRef },
       },
     },
     async (request, reply) => {
+      // Another page of the same site (another port) would send the cookie: it may not sign out.
+      if (request.headers.origin !== undefined && !sameOrigin(request)) throw foreignOrigin('Sign-out');
       opts.sessions.end(request.headers.cookie);
       void reply.header('Set-Cookie', cookie(request, '', 0));
       return { success: true as const };

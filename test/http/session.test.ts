@@ -145,6 +145,12 @@ describe('console session', () => {
 
   test('DELETE /session signs out: the cookie is cleared and no longer works', async () => {
     const fresh = cookieOf((await signIn(server)).headers.get('set-cookie'));
+    const foreign = await server.request('DELETE', '/session', {
+      token: null,
+      headers: { cookie: fresh, origin: `http://127.0.0.1:${server.port + 1}` },
+    });
+    assert.equal(foreign.status, 403, 'another origin cannot sign the browser out');
+    assert.equal(foreign.json.code, 'FOREIGN_ORIGIN');
     const out = await server.request('DELETE', '/session', {
       token: null,
       headers: { cookie: fresh, origin },
