@@ -229,6 +229,18 @@ describe('web console in Chromium', { skip }, () => {
     }
   });
 
+  test('delete asks first: Cancel keeps the device, "Yes, delete" removes it and returns to the list', async () => {
+    const doomed = '02:cc:00:00:00:03';
+    await page.goto(`${server.url}/ui/devices/${doomed}`);
+    await page.getByRole('button', { name: 'Delete device…' }).click();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal((await server.request('GET', `/device/${doomed}`)).status, 200);
+    await page.getByRole('button', { name: 'Delete device…' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.waitForURL(`${server.url}/ui/`);
+    assert.equal((await server.request('GET', `/device/${doomed}`)).status, 404);
+  });
+
   test('sign-out ends the session: the next page asks for the token', async () => {
     await page.goto(`${server.url}/ui/tools`);
     await page.getByRole('button', { name: 'Sign out' }).click();

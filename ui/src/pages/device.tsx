@@ -413,6 +413,54 @@ function DeviceEvents({ mac, period }: { readonly mac: string; readonly period: 
   );
 }
 
+/** A destructive action: the first press asks, the second (or Cancel) answers. */
+function Confirmed(props: {
+  readonly label: string;
+  readonly question: string;
+  readonly confirm: string;
+  readonly disabled: boolean;
+  readonly onConfirm: () => void;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking)
+    return (
+      <button
+        type="button"
+        class="danger"
+        disabled={props.disabled}
+        onClick={() => {
+          setAsking(true);
+        }}
+      >
+        {props.label}
+      </button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={props.question}>
+      <span>{props.question}</span>
+      <button
+        type="button"
+        class="danger"
+        autoFocus
+        onClick={() => {
+          setAsking(false);
+          props.onConfirm();
+        }}
+      >
+        {props.confirm}
+      </button>
+      <button
+        type="button"
+        onClick={() => {
+          setAsking(false);
+        }}
+      >
+        Cancel
+      </button>
+    </span>
+  );
+}
+
 function Actions({ device, onChanged }: { readonly device: Device; readonly onChanged: () => void }) {
   const mac = device.devMac;
   const action = useAction();
@@ -422,7 +470,6 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
   const [mode, setMode] = useState('fast');
   const [target, setTarget] = useState(device.devLastIP);
   const [copyTo, setCopyTo] = useState('');
-  const [confirmDelete, setConfirmDelete] = useState(false);
   const [running, setRunning] = useState<string>();
 
   const run = async (name: string, work: () => Promise<string | undefined>) => {
@@ -523,70 +570,45 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
         </button>
       </form>
       <div class="action-row">
-        <button
-          type="button"
+        <Confirmed
+          label="Reset custom properties…"
+          question="Reset its custom properties to none?"
+          confirm="Yes, reset"
           disabled={action.running}
-          onClick={() =>
+          onConfirm={() => {
             void run('reset', async () => {
               await api('POST', `/device/${mac}/reset-props`);
               onChanged();
               return 'Custom properties reset.';
-            })
-          }
-        >
-          Reset custom properties
-        </button>
-        <button
-          type="button"
+            });
+          }}
+        />
+        <Confirmed
+          label="Delete history…"
+          question="Delete all its events and sessions?"
+          confirm="Yes, delete history"
           disabled={action.running}
-          onClick={() =>
+          onConfirm={() => {
             void run('events', async () => {
               await api('DELETE', `/device/${mac}/events/delete`);
               onChanged();
               return 'Events and sessions deleted.';
-            })
-          }
-        >
-          Delete history
-        </button>
-        {!confirmDelete ? (
-          <button
-            type="button"
-            class="danger"
-            disabled={action.running}
-            onClick={() => {
-              setConfirmDelete(true);
-            }}
-          >
-            Delete device…
-          </button>
-        ) : (
-          <span class="confirm" role="group" aria-label="Confirm deletion">
-            <span>Delete {device.devName || mac} and its history?</span>
-            <button
-              type="button"
-              class="danger"
-              autoFocus
-              onClick={() =>
-                void run('delete', async () => {
-                  await api('DELETE', `/device/${mac}/delete`);
-                  navigate('/');
-                  return undefined;
-                })
-              }
-            >
-              Yes, delete
-            </button>
-            <button
-              type="button"
-              onClick={() => {
-                setConfirmDelete(false);
-              }}
-            >
-              Cancel
-            </button>
-          </span>
-        )}
+            });
+          }}
+        />
+        <Confirmed
+          label="Delete device…"
+          question={`Delete ${device.devName || mac} and its history?`}
+          confirm="Yes, delete"
+          disabled={action.running}
+          onConfirm={() => {
+            void run('delete', async () => {
+              await api('DELETE', `/device/${mac}/delete`);
+              navigate('/');
+              return undefined;
+            });
+          }}
+        />
       </div>
       {message && (
         <p class="note ok" role="status">
