@@ -12,6 +12,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   nettools: () => import('./nettools.js'),
   alerts: () => import('./alerts.js'),
   live: () => import('./live.js'),
+  console: () => import('./console.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -12,6 +12,10 @@ import { ChangeFeed } from './events.js';
 import deviceListRoutes from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
 import deviceRoutes from './devices/routes.js';
+import { SqliteEventLog } from './devices/event-log.js';
+import eventLogRoutes from './devices/event-log-routes.js';
+import totalsRoutes from './devices/totals-routes.js';
+import consoleRoutes from './http/console.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
 import { deviceSummaryReader } from './live/device-summary.js';
@@ -57,6 +61,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
   await app.register(deviceRoutes, { repository: devices, feed });
   await app.register(deviceListRoutes, { repository: devices });
+  await app.register(totalsRoutes, { repository: devices });
+  await app.register(eventLogRoutes, { eventLog: new SqliteEventLog(db) });
+  await app.register(consoleRoutes, {});
 
   const runner = new ToolRunner({
     toolPath: config.TOOL_PATH,

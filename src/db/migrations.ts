@@ -151,6 +151,16 @@ export const migrations: readonly Migration[] = [
       }
     },
   },
+  {
+    description:
+      'Console indexes: Events by type and time (event log counts by type), Devices by name (the device list sorted by name)',
+    up(db) {
+      db.exec(`
+        CREATE INDEX Events_type_time ON Events (eve_EventType, eve_DateTime);
+        CREATE INDEX Devices_name ON Devices (devName COLLATE NOCASE, devMac);
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */
