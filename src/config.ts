@@ -56,6 +56,31 @@ const dnsServer: Parser<string> = (raw, name) => {
   );
 };
 
+/**
+ * Browser origins allowed to call the API (CORS): a comma-separated list of exact origins
+ * (`scheme://host[:port]`, no path). Empty: CORS off. `*` is refused: every origin would then be
+ * let in with the console's cookie session next to the bearer token.
+ */
+const origins: Parser<string[]> = (raw, name) => {
+  const list = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of list) {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== entry)
+      throw new ConfigError(
+        `${name} must be a comma-separated list of origins such as http://homer.lan:8080 (scheme, host, optional port; no path, no '*'), got '${entry}'`,
+      );
+  }
+  return list;
+};
+
 function oneOf<const T extends string>(...values: T[]): Parser<T> {
   return (raw, name) => {
     if ((values as string[]).includes(raw)) return raw as T;
@@ -153,6 +178,11 @@ export const variables = {
   ),
   SCAN_TIMEOUT_MS: spec('120000', 'Time limit of one subnet discovery command.', integer(1000, 3_600_000)),
   HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
+  CORS_ORIGINS: spec(
+    '',
+    'Browser origins allowed to call the API (CORS), comma-separated, e.g. http://homer.lan:8080. Empty: CORS off.',
+    origins,
+  ),
 } as const;
 
 type Variables = typeof variables;
@@ -184,6 +214,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   for (const [name, variable] of Object.entries(variables) as [VariableName, VariableSpec<unknown>][]) {
     const raw = env[name] ?? fileValues[name];
     if (name === 'API_TOKEN') {
+      // Set but empty would start a server that refuses every request: refuse it here instead.
+      if (raw !== undefined && raw.trim() === '')
+        throw new ConfigError(
+          'API_TOKEN is set but empty: set a token, or remove the variable to have one generated in $DATA_DIR/api_token',
+        );
       values[name] = raw ?? '';
       continue;
     }

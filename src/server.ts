@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
+import compatRoutes from './compat/routes.js';
+import { SqliteCompatStore } from './compat/store.js';
 import { registerDeviceListRoutes } from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
 import { registerDeviceRoutes } from './devices/routes.js';
@@ -36,12 +38,19 @@ const discoveryOutputLimit = 16 * 1024 * 1024;
 export async function createServer(config: Config, logger: Logger): Promise<Server> {
   const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
-  const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
+  const app = await buildApp({
+    token,
+    bodyLimit: config.BODY_LIMIT,
+    logger,
+    isHealthy: () => db.open,
+    corsOrigins: config.CORS_ORIGINS,
+  });
 
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const devices = new SqliteDeviceRepository(db);
   registerDeviceRoutes(app, devices, feed);
   registerDeviceListRoutes(app, devices);
+  await app.register(compatRoutes, { store: new SqliteCompatStore(db), feed, bodyLimit: config.BODY_LIMIT });
 
   const runner = new ToolRunner({
     toolPath: config.TOOL_PATH,
