@@ -60,6 +60,12 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     logger: logger.child({ component: 'nettools' }),
   });
   registerNettoolsRoutes(app, { config, runner });
+  const missing = runner.missingPackages();
+  if (missing.length > 0)
+    logger.warn(
+      { event: 'tools-missing', packages: missing },
+      `OS tools missing, their endpoints answer 503: apt-get install ${missing.join(' ')}`,
+    );
 
   // Presence discovery goes through the same runner as every tool (no shell, process-group kill,
   // concurrency limit). A non-zero exit is a result here: discovery reads the reason from stderr.

@@ -1,5 +1,6 @@
 /**
  * nmap port scan of one address or a CIDR range. Arguments, in this order:
+ *   --privileged          when not root but nmap gets CAP_NET_RAW/CAP_NET_ADMIN (privileges.ts)
  *   <mode flags>          fast: -F, normal: none, detail: -A, skipdiscovery: -Pn (exact, case-sensitive)
  *   -6                    for an IPv6 target
  *   --dns-servers <ip>    when DNS_SERVER is set, so reverse lookups of the hosts found go to the
@@ -16,6 +17,7 @@ import { ApiError } from '../http/errors.js';
 import { parseScanTarget } from '../validation.js';
 import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
 import { parseDnsServer, type DnsServer } from './nslookup.js';
+import type { RawSocketAccess } from './privileges.js';
 import type { ToolRunner } from './runner.js';
 
 export const nmapModes = {
@@ -32,8 +34,8 @@ export interface NmapOptions {
   readonly timeoutMs: number;
   /** DNS_SERVER ('' for the system resolver). */
   readonly dnsServer: string;
-  /** Effective user id of the server process (process.getuid()); -A needs root. */
-  readonly uid: number | undefined;
+  /** How nmap gets raw sockets (privileges.ts): -A needs them; without root it needs --privileged. */
+  readonly rawSockets: RawSocketAccess;
 }
 
 export interface NmapResult {
@@ -70,18 +72,20 @@ export function nmapArgs(
       `Invalid field 'scan': the range covers ${target.size} addresses; at most ${options.maxHosts} (NMAP_MAX_HOSTS) are allowed.`,
     );
   }
-  if (mode === 'detail' && options.uid !== 0) {
-    // -A includes OS detection (-O), which needs raw sockets: without root nmap quits at once with
+  if (mode === 'detail' && options.rawSockets === 'none') {
+    // -A includes OS detection (-O), which needs raw sockets: without them nmap quits at once with
     // "requires root privileges". Say so clearly instead of passing on that failure.
     throw new ApiError(
       503,
       'Insufficient privileges',
-      "nmap mode 'detail' (-A) needs root privileges for OS detection; run netkeep as root, or use another mode.",
+      "nmap mode 'detail' (-A) needs raw sockets for OS detection: run netkeep as root, or give it CAP_NET_RAW and CAP_NET_ADMIN (AmbientCapabilities in the systemd unit, or setcap on nmap; see docs/install.md), or use another mode.",
     );
   }
   return {
     mode,
     args: [
+      // Not root but with the capabilities: nmap would assume it has no raw sockets.
+      ...(options.rawSockets === 'capabilities' ? ['--privileged'] : []),
       ...nmapModes[mode],
       ...(target.version === 6 ? ['-6'] : []),
       ...dnsArgs(parseDnsServer(options.dnsServer)),

@@ -11,6 +11,7 @@ import { commonErrors, ErrorRef } from '../http/schemas.js';
 import { internetInfo } from './internetinfo.js';
 import { nmap } from './nmap.js';
 import { nslookup } from './nslookup.js';
+import { rawSocketAccess } from './privileges.js';
 import { disconnectSignal, type ToolRunner } from './runner.js';
 import { Speedtest } from './speedtest.js';
 import { traceroute } from './traceroute.js';
@@ -54,6 +55,10 @@ const NmapHostSchema = Type.Object({
 });
 
 export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDeps): void {
+  const nmapRawSockets = rawSocketAccess(
+    runner.isInstalled('nmap') ? runner.binary('nmap') : undefined,
+    config.TOOL_PATH,
+  );
   const speedtest = new Speedtest(runner, {
     backend: config.SPEEDTEST_BACKEND,
     serverUrl: config.SPEEDTEST_SERVER_URL,
@@ -209,7 +214,7 @@ export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDep
           maxHosts: config.NMAP_MAX_HOSTS,
           timeoutMs: config.NMAP_TIMEOUT_MS,
           dnsServer: config.DNS_SERVER,
-          uid: process.getuid?.(),
+          rawSockets: nmapRawSockets,
         },
         disconnectSignal(reply.raw),
       ),

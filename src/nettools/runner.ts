@@ -112,6 +112,12 @@ export class ToolRunner {
     return this.paths.has(tool);
   }
 
+  /** Debian packages of the tools not found at start (each named once). */
+  missingPackages(): string[] {
+    const tools = (Object.keys(toolPackages) as ToolName[]).filter((tool) => !this.paths.has(tool));
+    return [...new Set(tools.map((tool) => toolPackages[tool]))];
+  }
+
   /** Absolute path of a tool, or the 503 that names the package to install. */
   binary(tool: ToolName): string {
     const path = this.paths.get(tool);

@@ -49,6 +49,11 @@ export interface StartOptions {
    * `process` is then the script: `stop()` (SIGTERM, forwarded) ends both, `kill()` only the script.
    */
   readonly viaStartScript?: boolean;
+  /**
+   * A command that runs `node <script>` (its argv, before node's path), e.g. `setpriv` options to
+   * start the server as another user with capabilities. It must exec node in the same process.
+   */
+  readonly wrapper?: readonly string[];
 }
 
 export class TestServer {
@@ -92,10 +97,9 @@ export class TestServer {
       ...(options.generateToken ? {} : { API_TOKEN: token }),
       ...options.env,
     };
-    const child = spawn(process.execPath, [options.viaStartScript ? startScript : mainScript], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const script = options.viaStartScript ? startScript : mainScript;
+    const [command, ...args] = [...(options.wrapper ?? []), process.execPath, script];
+    const child = spawn(command ?? process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout });
