@@ -98,8 +98,8 @@ export class TestServer {
       ...options.env,
     };
     const script = options.viaStartScript ? startScript : mainScript;
-    const [command, ...args] = [...(options.wrapper ?? []), process.execPath, script];
-    const child = spawn(command ?? process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command = process.execPath, ...args] = [...(options.wrapper ?? []), process.execPath, script];
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout });
