@@ -98,7 +98,8 @@ export class TestServer {
       ...options.env,
     };
     const script = options.viaStartScript ? startScript : mainScript;
-    const [command = process.execPath, ...args] = [...(options.wrapper ?? []), process.execPath, script];
+    const command = options.wrapper?.[0] ?? process.execPath;
+    const args = options.wrapper === undefined ? [script] : [...options.wrapper.slice(1), process.execPath, script];
     const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
