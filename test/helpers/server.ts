@@ -99,7 +99,8 @@ export class TestServer {
     };
     const script = options.viaStartScript ? startScript : mainScript;
     const command = options.wrapper?.[0] ?? process.execPath;
-    const args = options.wrapper === undefined ? [script] : [...options.wrapper.slice(1), process.execPath, script];
+    const args =
+      options.wrapper === undefined ? [script] : [...options.wrapper.slice(1), process.execPath, script];
     const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
