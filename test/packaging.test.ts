@@ -43,7 +43,9 @@ test('systemd unit: systemd-analyze verify passes; non-root with the two capabil
 test('Dockerfile: lints clean; Node 20 on Debian slim, the OS tools, non-root, file capabilities', () => {
   const dockerfile = read('Dockerfile');
   assert.deepEqual(
-    validate(dockerfile).map((d) => `${d.range.start.line + 1}: ${d.message}`),
+    validate(dockerfile).map(
+      (d) => `${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`,
+    ),
     [],
   );
   const from = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
