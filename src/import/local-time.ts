@@ -8,15 +8,15 @@
  *     length of the gap (02:30 on a spring-forward night is read as 03:30 summer time).
  * A text that carries its own zone (`Z` or `+01:00`) is taken as written.
  *
- * Offsets come from Intl (the ICU time-zone data Node ships) and are cached per 15 minutes of UTC:
- * every zone's transitions since 1970 fall on quarter hours, and a bucket whose two ends disagree is
- * never cached, so the cache can only save work, never change an answer.
+ * Offsets come from Intl (the ICU time-zone data Node ships) and are cached per day of UTC, and the
+ * resulting shifts per day of local time, but only for a day whose first and last second agree:
+ * a day with a transition in it (two a year) is computed exactly, time by time. No zone changes its
+ * offset twice in one day and back, so the caches can only save work, never change an answer.
  */
 
-const quarterHourMs = 15 * 60 * 1000;
 const dayMs = 24 * 60 * 60 * 1000;
-/** Bounded: a history of a few years touches a few hundred thousand quarter hours at most. */
-const maxCachedBuckets = 200_000;
+/** Bounded: a century of days. */
+const maxCachedBuckets = 40_000;
 
 const timeText =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/;
@@ -61,6 +61,8 @@ function wallClockMs(f: Fields): number {
 export class LocalTimeReader {
   private readonly format: Intl.DateTimeFormat;
   private readonly offsets = new Map<number, number>();
+  /** utc - wall for each local day whose two ends agree (one lookup per time read). */
+  private readonly shifts = new Map<number, number>();
 
   constructor(readonly zone: string) {
     this.format = new Intl.DateTimeFormat('en-US', {
@@ -111,6 +113,20 @@ export class LocalTimeReader {
 
   /** The instant whose local wall clock reads `wall` (both as ms; see the class comment). */
   private wallToUtc(wall: number): number {
+    const bucket = Math.floor(wall / dayMs);
+    const cached = this.shifts.get(bucket);
+    if (cached !== undefined) return wall + cached;
+    const shift = this.resolveWall(wall) - wall;
+    const start = bucket * dayMs;
+    const end = start + dayMs - 1000;
+    if (this.resolveWall(start) - start === shift && this.resolveWall(end) - end === shift) {
+      if (this.shifts.size >= maxCachedBuckets) this.shifts.clear();
+      this.shifts.set(bucket, shift);
+    }
+    return wall + shift;
+  }
+
+  private resolveWall(wall: number): number {
     // The offsets in force a day either side cover every transition that could touch this time.
     const before = this.offsetAt(wall - dayMs);
     const after = this.offsetAt(wall + dayMs);
@@ -126,12 +142,12 @@ export class LocalTimeReader {
 
   /** Offset (local minus UTC, ms) of the zone at a UTC instant. */
   private offsetAt(utc: number): number {
-    const bucket = Math.floor(utc / quarterHourMs);
+    const bucket = Math.floor(utc / dayMs);
     const cached = this.offsets.get(bucket);
     if (cached !== undefined) return cached;
     const offset = this.computeOffset(utc);
-    const start = bucket * quarterHourMs;
-    if (this.computeOffset(start) === offset && this.computeOffset(start + quarterHourMs - 1) === offset) {
+    const start = bucket * dayMs;
+    if (this.computeOffset(start) === offset && this.computeOffset(start + dayMs - 1) === offset) {
       if (this.offsets.size >= maxCachedBuckets) this.offsets.clear();
       this.offsets.set(bucket, offset);
     }
