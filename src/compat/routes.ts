@@ -364,6 +364,32 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     },
   );
 
+  // The path older NetAlertX releases (and dashboard widgets written for them, e.g. Homepage's
+  // netalertx widget) read the totals from: the same six integers as GET /devices/totals.
+  app.get(
+    '/php/server/devices.php',
+    {
+      schema: {
+        tags,
+        summary: 'NetAlertX PHP path: ?action=getDevicesTotals answers the GET /devices/totals array.',
+        querystring: Type.Object({ action: Type.String() }, { additionalProperties: false }),
+        response: {
+          200: Type.Array(Type.Integer(), { minItems: 6, maxItems: 6 }),
+          400: ErrorRef,
+          403: ErrorRef,
+          404: ErrorRef,
+        },
+      },
+    },
+    async (request) => {
+      if (request.query.action !== 'getDevicesTotals')
+        throw ApiError.notFound(
+          `action '${request.query.action.slice(0, 64)}' is not offered; only getDevicesTotals is (see docs/netalertx.md).`,
+        );
+      return store.deviceTotals();
+    },
+  );
+
   // Deliberately not offered (docs/netalertx.md says why): a clear 404 naming the reason, after
   // authentication like every other route.
   const absent: ReadonlyArray<[string, string]> = [

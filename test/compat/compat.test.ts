@@ -245,6 +245,17 @@ describe('NetAlertX endpoints', () => {
     assert.equal((await server.request('GET', '/sessions/totals?period=2%20days')).status, 400);
   });
 
+  test('GET /php/server/devices.php?action=getDevicesTotals: the totals array of older NetAlertX', async () => {
+    const res = await server.request('GET', '/php/server/devices.php?action=getDevicesTotals');
+    assert.equal(res.status, 200, res.text);
+    // my, connected, favorites, new, down, archived (the import test adds two more devices later)
+    const totals = res.body as number[];
+    assert.equal(totals.length, 6);
+    assert.ok(totals.every((n) => Number.isInteger(n)));
+    assert.equal(totals[5], 1, 'one archived');
+    assert.equal((await server.request('GET', '/php/server/devices.php?action=getDevices')).status, 404);
+  });
+
   test('CORS: preflight without a token for listed origins only; headers on answers', async () => {
     const preflight = (origin: string) =>
       server.request('OPTIONS', '/devices/totals', {
