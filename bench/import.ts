@@ -67,12 +67,14 @@ function buildSource(dir: string): string {
 interface Measured {
   readonly seconds: number;
   readonly peakMiB: number;
+  /** User + system CPU seconds of the import process: what the wall time would be on an idle machine, less I/O waits. */
+  readonly cpuSeconds: number;
   readonly summary: string;
 }
 
 /** Runs the CLI in a child node that reports its own peak RSS (getrusage) as it exits. */
 function runImport(source: string, dataDir: string): Measured {
-  const script = `process.on('exit', () => process.stderr.write('maxrss ' + process.resourceUsage().maxRSS + '\\n'));
+  const script = `process.on('exit', () => { const u = process.resourceUsage(); process.stderr.write('maxrss ' + u.maxRSS + ' cpu ' + (u.userCPUTime + u.systemCPUTime) + '\\n'); });
     process.argv.splice(1, 0, 'import');
     await import(${JSON.stringify(cli)});`;
   const started = performance.now();
@@ -83,13 +85,15 @@ function runImport(source: string, dataDir: string): Measured {
   });
   const seconds = (performance.now() - started) / 1000;
   if (child.status !== 0) throw new Error(`import failed (${child.status}): ${child.stderr.slice(-2000)}`);
-  const kib = Number(/maxrss (\d+)/.exec(child.stderr)?.[1] ?? Number.NaN);
+  const usage = /maxrss (\d+) cpu (\d+)/.exec(child.stderr);
+  const kib = Number(usage?.[1] ?? Number.NaN);
+  const cpuSeconds = Number(usage?.[2] ?? Number.NaN) / 1e6;
   const summary = child.stdout
     .split('\n')
     .filter((line) => /^\s+(devices|events|sessions)\s/.test(line))
     .map((line) => line.trim())
     .join('\n  ');
-  return { seconds, peakMiB: kib / 1024, summary };
+  return { seconds, peakMiB: kib / 1024, cpuSeconds, summary };
 }
 
 function spread(values: number[], digits: number): string {
@@ -126,7 +130,10 @@ export async function run(): Promise<void> {
       )} s, peak RSS ${spread(
         results.map((r) => r.peakMiB),
         0,
-      )} MiB, median (min-max) of ${rounds}`,
+      )} MiB, CPU ${spread(
+        results.map((r) => r.cpuSeconds),
+        1,
+      )} s, median (min-max) of ${rounds}`,
     );
     const again = runImport(source, lastTarget);
     console.log(
