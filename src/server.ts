@@ -9,16 +9,17 @@ import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import compatRoutes from './compat/routes.js';
 import { SqliteCompatStore } from './compat/store.js';
-import { registerDeviceListRoutes } from './devices/list-routes.js';
+import deviceListRoutes from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
-import { registerDeviceRoutes } from './devices/routes.js';
+import deviceRoutes from './devices/routes.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
-import { registerNettoolsRoutes } from './nettools/routes.js';
+import nettoolsRoutes from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
 import { interfaceProblem } from './scanner/link.js';
-import { registerScanRoutes } from './scanner/routes.js';
+import scanRoutes from './scanner/routes.js';
+import { HistoryRetention } from './scanner/retention.js';
 import { Scanner } from './scanner/scanner.js';
 
 export interface Server {
@@ -48,8 +49,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
 
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const devices = new SqliteDeviceRepository(db);
-  registerDeviceRoutes(app, devices, feed);
-  registerDeviceListRoutes(app, devices);
+  // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
+  await app.register(deviceRoutes, { repository: devices, feed });
+  await app.register(deviceListRoutes, { repository: devices });
   await app.register(compatRoutes, { store: new SqliteCompatStore(db), feed, bodyLimit: config.BODY_LIMIT });
 
   const runner = new ToolRunner({
@@ -59,7 +61,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     outputLimit: config.TOOL_OUTPUT_LIMIT,
     logger: logger.child({ component: 'nettools' }),
   });
-  registerNettoolsRoutes(app, { config, runner });
+  await app.register(nettoolsRoutes, { config, runner });
   const missing = runner.missingPackages();
   if (missing.length > 0)
     logger.warn(
@@ -80,8 +82,14 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
   });
-  registerScanRoutes(app, scanner);
+  await app.register(scanRoutes, { scanner });
   scanner.start();
+  const retention = new HistoryRetention({
+    db,
+    days: config.HISTORY_DAYS,
+    logger: logger.child({ component: 'retention' }),
+  });
+  retention.start();
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
@@ -94,6 +102,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await retention.stop();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (db.open) db.close();

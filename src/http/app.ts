@@ -67,7 +67,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onRequest', async (_request, reply) => {
     if (!closing) return;
     void reply.header('Connection', 'close');
-    throw new ApiError(503, 'Unavailable', 'The server is shutting down.');
+    throw new ApiError(503, 'Unavailable', 'The server is shutting down.', undefined, {}, 'SHUTTING_DOWN');
   });
   // Before authentication: a preflight (OPTIONS) carries no token, and the CORS headers must be on
   // every answer, a 403 included, for the calling page to read it.
@@ -124,7 +124,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     async () => {
       if (options.isHealthy && !options.isHealthy())
-        throw new ApiError(503, 'Unavailable', 'The database is not open.');
+        throw new ApiError(
+          503,
+          'Unavailable',
+          'The database is not open.',
+          undefined,
+          {},
+          'DATABASE_UNAVAILABLE',
+        );
       return { status: 'ok' as const };
     },
   );
@@ -143,7 +150,7 @@ function registerJsonParser(app: App, bodyLimit: number): void {
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch {
-      done(ApiError.badRequest('The request body is not valid JSON.'), undefined);
+      done(ApiError.badRequest('The request body is not valid JSON.', 'INVALID_JSON'), undefined);
     }
   });
 }
