@@ -59,20 +59,20 @@ const ImportResult = Type.Object({
 /** CSV times carry no zone: they are read as UTC, as netkeep stores and exports them. */
 const csvTimes = new LocalTimeReader('UTC');
 
-function badRequest(message: string): ApiError {
-  return ApiError.badRequest(message);
+function badRequest(message: string, code: string): ApiError {
+  return ApiError.badRequest(message, code);
 }
 
 function parseGroup(raw: string | undefined): DeviceGroup | undefined {
   if (raw === undefined || raw === 'all') return undefined;
   if ((deviceGroups as readonly string[]).includes(raw)) return raw as DeviceGroup;
-  throw badRequest(`status must be one of: ${byStatusValues.join(', ')}.`);
+  throw badRequest(`status must be one of: ${byStatusValues.join(', ')}.`, 'INVALID_STATUS');
 }
 
 function parseFormat(raw: string | undefined): 'csv' | 'json' {
   if (raw === undefined || raw === 'csv') return 'csv';
   if (raw === 'json') return 'json';
-  throw badRequest('format must be csv or json.');
+  throw badRequest('format must be csv or json.', 'INVALID_FORMAT');
 }
 
 /** The CSV text of an import request: JSON `{content: base64}` or a multipart `file` part. */
@@ -80,21 +80,25 @@ function csvText(body: unknown, contentType: string | undefined): string {
   let bytes: Buffer;
   if (Buffer.isBuffer(body)) {
     const file = extractMultipartFile(body, contentType ?? '', 'file');
-    if (file === undefined) throw badRequest("The multipart body has no part named 'file'.");
+    if (file === undefined)
+      throw badRequest("The multipart body has no part named 'file'.", 'IMPORT_BODY_INVALID');
     bytes = file;
   } else {
     const content = (body as { content?: unknown } | undefined)?.content;
     if (typeof content !== 'string')
-      throw badRequest('Send the CSV as JSON {"content": "<base64>"} or as a multipart part named \'file\'.');
+      throw badRequest(
+        'Send the CSV as JSON {"content": "<base64>"} or as a multipart part named \'file\'.',
+        'IMPORT_BODY_INVALID',
+      );
     const compact = content.replace(/\s/g, '');
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1)
-      throw badRequest("Field 'content' is not base64.");
+      throw badRequest("Field 'content' is not base64.", 'IMPORT_BODY_INVALID');
     bytes = Buffer.from(compact, 'base64');
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw badRequest('The CSV is not UTF-8 text.');
+    throw badRequest('The CSV is not UTF-8 text.', 'IMPORT_BODY_INVALID');
   }
 }
 
@@ -111,12 +115,13 @@ function planImport(text: string): ImportPlan {
   try {
     parsed = parseCsv(text);
   } catch (err) {
-    throw badRequest(`The CSV cannot be read: ${(err as Error).message}.`);
+    throw badRequest(`The CSV cannot be read: ${(err as Error).message}.`, 'IMPORT_CSV_INVALID');
   }
   const { header, records } = parsed;
   if (!header.includes('devMac'))
     throw badRequest(
       `The CSV header has no devMac column; its columns must be device fields (${storedNames.join(', ')}).`,
+      'IMPORT_CSV_INVALID',
     );
   const columns = new Map(header.filter((name) => fieldsByName.has(name)).map((name) => [name, name]));
   const ignored = header.filter((name) => !fieldsByName.has(name));
@@ -277,6 +282,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
             extra.length > 0
               ? `unknown field '${extra[0]}'; the body is {"content": "<base64 CSV>"}.`
               : 'The body is {"content": "<base64 CSV>"} or a multipart part named \'file\'.',
+            'IMPORT_BODY_INVALID',
           );
       }
       const plan = planImport(csvText(body, request.headers['content-type']));
@@ -314,7 +320,8 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     async (request, reply) => {
       const raw = request.query.mac;
       const mac = raw === undefined ? undefined : normalizeMac(raw);
-      if (mac === null) throw badRequest(`mac '${String(raw).slice(0, 64)}' is not a MAC address.`);
+      if (mac === null)
+        throw badRequest(`mac '${String(raw).slice(0, 64)}' is not a MAC address.`, 'INVALID_MAC');
       const only: string | undefined = mac;
       async function* pages(): AsyncGenerator<string> {
         yield '{"success":true,"events":[';
@@ -358,7 +365,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     async (request) => {
       const raw = request.query.period ?? '7 days';
       if (!sessionPeriods.includes(raw))
-        throw badRequest(`period must be one of: ${sessionPeriods.join(', ')}.`);
+        throw badRequest(`period must be one of: ${sessionPeriods.join(', ')}.`, 'INVALID_PERIOD');
       const period: Period = raw === '100 years' ? 'all' : (raw as Period);
       return store.sessionTotals(periodStart(period, new Date()) ?? '');
     },
@@ -385,6 +392,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
       if (request.query.action !== 'getDevicesTotals')
         throw ApiError.notFound(
           `action '${request.query.action.slice(0, 64)}' is not offered; only getDevicesTotals is (see docs/netalertx.md).`,
+          'NOT_OFFERED',
         );
       return store.deviceTotals();
     },
@@ -407,6 +415,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
       handler: async (request) => {
         throw ApiError.notFound(
           `${request.url.split('?', 1)[0] ?? url} is a NetAlertX endpoint netkeep does not offer: ${reason} (see docs/netalertx.md).`,
+          'NOT_OFFERED',
         );
       },
     });
