@@ -6,6 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
@@ -225,6 +226,9 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         }
       : { 'content-type': 'application/json; charset=utf-8' };
 
+  const sendExport = (reply: FastifyReply, format: 'csv' | 'json'): FastifyReply =>
+    reply.headers(exportHeaders(format)).send(exportStream(format));
+
   const exportSchema = {
     tags,
     summary:
@@ -242,10 +246,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         ),
       },
     },
-    async (request, reply) => {
-      const format = parseFormat(request.query.format);
-      return reply.headers(exportHeaders(format)).send(exportStream(format));
-    },
+    async (request, reply) => sendExport(reply, parseFormat(request.query.format)),
   );
   app.get(
     '/devices/export/:format',
@@ -255,10 +256,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         params: Type.Object({ format: Type.String({ description: 'csv or json.' }) }),
       },
     },
-    async (request, reply) => {
-      const format = parseFormat(request.params.format);
-      return reply.headers(exportHeaders(format)).send(exportStream(format));
-    },
+    async (request, reply) => sendExport(reply, parseFormat(request.params.format)),
   );
 
   app.post(

@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { deviceSql, newDeviceRow } from '../devices/repository.js';
+import { sessionColumns } from '../devices/history.js';
 import { openDatabase } from '../db/connection.js';
 import { DomainError } from '../errors.js';
 import { dbTime } from '../time.js';
@@ -330,6 +331,34 @@ class Importer {
     return mac;
   }
 
+  /** The canonical MAC of a history row, or why the row is skipped. */
+  private historyMac(value: SourceValue | undefined): { mac: string } | { skip: string; mac: string } {
+    const text = sourceText(value);
+    const mac = this.canonicalMac(text);
+    if (mac === null) return { skip: `'${text.slice(0, 64)}' is not a MAC address`, mac: text };
+    if (!this.isKnownMac(mac)) return { skip: 'no device with this MAC in the source or in netkeep', mac };
+    return { mac };
+  }
+
+  /** Writes the rows whose key netkeep does not hold yet; counts the others as present. */
+  private writeNew<T>(
+    rows: readonly T[],
+    exists: Database.Statement<[T], number>,
+    write: Database.Statement<[T]>,
+    counts: TableCounts,
+    isOld: (row: T) => boolean,
+  ): void {
+    for (const row of rows) {
+      if (exists.get(row) === 1) {
+        counts.present++;
+        continue;
+      }
+      write.run(row);
+      counts.inserted++;
+      if (isOld(row)) counts.beyondRetention++;
+    }
+  }
+
   private isKnownMac(mac: string): boolean {
     let known = this.knownMacs.get(mac);
     if (known === undefined) {
@@ -477,11 +506,9 @@ class Importer {
       'Events',
       query,
       (row) => {
-        const macText = sourceText(row.eve_MAC);
-        const mac = this.canonicalMac(macText);
-        if (mac === null) return { skip: `'${macText.slice(0, 64)}' is not a MAC address`, mac: macText };
-        if (!this.isKnownMac(mac))
-          return { skip: 'no device with this MAC in the source or in netkeep', mac };
+        const checked = this.historyMac(row.eve_MAC);
+        if ('skip' in checked) return checked;
+        const { mac } = checked;
         const timeText = sourceText(row.eve_DateTime);
         const time = this.reader.toUtc(timeText);
         if (time === null) return { skip: `eve_DateTime '${timeText.slice(0, 64)}' is not a date-time`, mac };
@@ -490,31 +517,13 @@ class Importer {
         return { mac, ip: sourceText(row.eve_IP), time, type, info: sourceText(row.eve_AdditionalInfo) };
       },
       (rows) => {
-        for (const row of rows) {
-          if (exists.get(row) === 1) {
-            counts.present++;
-            continue;
-          }
-          write.run(row);
-          counts.inserted++;
-          if (row.time < this.retentionStart) counts.beyondRetention++;
-        }
+        this.writeNew(rows, exists, write, counts, (row) => row.time < this.retentionStart);
       },
     );
   }
 
   private importSessions(): void {
-    const columns = [
-      'ses_MAC',
-      'ses_IP',
-      'ses_EventTypeConnection',
-      'ses_DateTimeConnection',
-      'ses_EventTypeDisconnection',
-      'ses_DateTimeDisconnection',
-      'ses_StillConnected',
-      'ses_AdditionalInfo',
-    ];
-    const query = `SELECT rowid AS rid, ${selectList(this.source, 'Sessions', columns)} FROM Sessions ORDER BY ses_MAC, rowid`;
+    const query = `SELECT rowid AS rid, ${selectList(this.source, 'Sessions', sessionColumns)} FROM Sessions ORDER BY ses_MAC, rowid`;
     const exists = this.db.prepare<[SessionRow], number>(sql.sessionExists).pluck();
     const write = this.db.prepare<[SessionRow]>(this.dryRun ? sql.stageSession : sql.insertSession);
     const counts = this.report.sessions;
@@ -528,11 +537,9 @@ class Importer {
       'Sessions',
       query,
       (row) => {
-        const macText = sourceText(row.ses_MAC);
-        const mac = this.canonicalMac(macText);
-        if (mac === null) return { skip: `'${macText.slice(0, 64)}' is not a MAC address`, mac: macText };
-        if (!this.isKnownMac(mac))
-          return { skip: 'no device with this MAC in the source or in netkeep', mac };
+        const checked = this.historyMac(row.ses_MAC);
+        if ('skip' in checked) return checked;
+        const { mac } = checked;
         const conn = readTime(row.ses_DateTimeConnection);
         if (conn === undefined)
           return {
@@ -561,15 +568,13 @@ class Importer {
         };
       },
       (rows) => {
-        for (const row of rows) {
-          if (exists.get(row) === 1) {
-            counts.present++;
-            continue;
-          }
-          write.run(row);
-          counts.inserted++;
-          if (row.disc !== null && row.disc < this.retentionStart) counts.beyondRetention++;
-        }
+        this.writeNew(
+          rows,
+          exists,
+          write,
+          counts,
+          (row) => row.disc !== null && row.disc < this.retentionStart,
+        );
       },
     );
   }
