@@ -11,6 +11,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   scan: () => import('./scan.js'),
   nettools: () => import('./nettools.js'),
   import: () => import('./import.js'),
+  live: () => import('./live.js'),
 };
 
 const wanted = process.argv.slice(2);

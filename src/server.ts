@@ -14,6 +14,11 @@ import { SqliteDeviceRepository } from './devices/repository.js';
 import deviceRoutes from './devices/routes.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
+import { deviceSummaryReader } from './live/device-summary.js';
+import { LiveHub } from './live/hub.js';
+import liveRoutes from './live/routes.js';
+import { Metrics } from './metrics/metrics.js';
+import metricsRoutes, { instrumentRequests } from './metrics/routes.js';
 import nettoolsRoutes from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
@@ -29,6 +34,8 @@ export interface Server {
   readonly tokenFile: string | undefined;
   /** What changed, after it was committed (API writes, scan cycles). */
   readonly feed: ChangeFeed;
+  /** Prometheus metrics; the alert delivery reports each notification with `recordNotification`. */
+  readonly metrics: Metrics;
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -48,6 +55,8 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   });
 
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
+  const metrics = new Metrics({ db, feed });
+  instrumentRequests(app, metrics);
   const devices = new SqliteDeviceRepository(db);
   // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
   await app.register(deviceRoutes, { repository: devices, feed });
@@ -60,6 +69,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     queue: config.TOOL_QUEUE,
     outputLimit: config.TOOL_OUTPUT_LIMIT,
     logger: logger.child({ component: 'nettools' }),
+    onOutcome: (tool, outcome) => {
+      metrics.recordToolRun(tool, outcome);
+    },
   });
   await app.register(nettoolsRoutes, { config, runner });
   const missing = runner.missingPackages();
@@ -82,7 +94,19 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
   });
-  await app.register(scanRoutes, { scanner });
+  await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
+
+  const hub = new LiveHub({
+    feed,
+    replayLimit: config.STREAM_REPLAY_EVENTS,
+    describeDevices: deviceSummaryReader(db),
+  });
+  await app.register(liveRoutes, {
+    hub,
+    keepAliveMs: config.SSE_KEEPALIVE_MS,
+    clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
+  });
+  await app.register(metricsRoutes, { metrics });
   scanner.start();
   const retention = new HistoryRetention({
     db,
@@ -103,11 +127,13 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
       await retention.stop();
+      hub.close();
+      metrics.close();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (db.open) db.close();
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, close };
+  return { app, token, tokenFile: file, feed, metrics, close };
 }
