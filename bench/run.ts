@@ -11,6 +11,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   scan: () => import('./scan.js'),
   nettools: () => import('./nettools.js'),
   alerts: () => import('./alerts.js'),
+  import: () => import('./import.js'),
   live: () => import('./live.js'),
   console: () => import('./console.js'),
 };

@@ -90,6 +90,7 @@ export const osTools = {
   chromium: 'chromium', // the console's browser tests (driven by playwright-core)
   'systemd-analyze': 'systemd', // verifies the shipped systemd unit
   sqlite3: 'sqlite3', // tests write rows as another process would
+  setcap: 'libcap2-bin', // non-root tests give tool copies file capabilities; getcap reads them at start
 };
 
 function onPath(command) {

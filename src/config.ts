@@ -110,6 +110,31 @@ const topicPrefix: Parser<string> = (raw, name) => {
   );
 };
 
+/**
+ * Browser origins allowed to call the API (CORS): a comma-separated list of exact origins
+ * (`scheme://host[:port]`, no path). Empty: CORS off. `*` is refused: every origin would then be
+ * let in with the console's cookie session next to the bearer token.
+ */
+const origins: Parser<string[]> = (raw, name) => {
+  const list = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of list) {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== entry)
+      throw new ConfigError(
+        `${name} must be a comma-separated list of origins such as http://homer.lan:8080 (scheme, host, optional port; no path, no '*'), got '${entry}'`,
+      );
+  }
+  return list;
+};
+
 function oneOf<const T extends string>(...values: T[]): Parser<T> {
   return (raw, name) => {
     if ((values as string[]).includes(raw)) return raw as T;
@@ -270,6 +295,11 @@ export const variables = {
     topicPrefix,
   ),
   MQTT_DISCOVERY_PREFIX: spec('homeassistant', 'MQTT: Home Assistant discovery prefix.', topicPrefix),
+  CORS_ORIGINS: spec(
+    '',
+    'Browser origins allowed to call the API (CORS), comma-separated, e.g. http://homer.lan:8080. Empty: CORS off.',
+    origins,
+  ),
 } as const;
 
 type Variables = typeof variables;
@@ -301,6 +331,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   for (const [name, variable] of Object.entries(variables) as [VariableName, VariableSpec<unknown>][]) {
     const raw = env[name] ?? fileValues[name];
     if (name === 'API_TOKEN') {
+      // Set but empty would start a server that refuses every request: refuse it here instead.
+      if (raw !== undefined && raw.trim() === '')
+        throw new ConfigError(
+          'API_TOKEN is set but empty: set a token, or remove the variable to have one generated in $DATA_DIR/api_token',
+        );
       values[name] = raw ?? '';
       continue;
     }

@@ -9,6 +9,8 @@ import { Alerts } from './alerts/index.js';
 import notificationsRoutes from './alerts/routes.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
+import compatRoutes from './compat/routes.js';
+import { SqliteCompatStore } from './compat/store.js';
 import deviceListRoutes from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
 import deviceRoutes from './devices/routes.js';
@@ -52,7 +54,13 @@ const discoveryOutputLimit = 16 * 1024 * 1024;
 export async function createServer(config: Config, logger: Logger): Promise<Server> {
   const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
-  const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
+  const app = await buildApp({
+    token,
+    bodyLimit: config.BODY_LIMIT,
+    logger,
+    isHealthy: () => db.open,
+    corsOrigins: config.CORS_ORIGINS,
+  });
 
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const metrics = new Metrics({ db, feed });
@@ -64,6 +72,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(totalsRoutes, { repository: devices });
   await app.register(eventLogRoutes, { eventLog: new SqliteEventLog(db) });
   await app.register(consoleRoutes, {});
+  await app.register(compatRoutes, { store: new SqliteCompatStore(db), feed, bodyLimit: config.BODY_LIMIT });
 
   const runner = new ToolRunner({
     toolPath: config.TOOL_PATH,
@@ -76,6 +85,12 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     },
   });
   await app.register(nettoolsRoutes, { config, runner });
+  const missing = runner.missingPackages();
+  if (missing.length > 0)
+    logger.warn(
+      { event: 'tools-missing', packages: missing },
+      `OS tools missing, their endpoints answer 503: apt-get install ${missing.join(' ')}`,
+    );
 
   // Presence discovery goes through the same runner as every tool (no shell, process-group kill,
   // concurrency limit). A non-zero exit is a result here: discovery reads the reason from stderr.

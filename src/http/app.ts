@@ -3,6 +3,7 @@
  * authentication before anything is parsed, one error mapper, 404/405 answers, OpenAPI and the
  * docs page. Feature routes are registered by `src/server.ts`; this file knows none of them.
  */
+import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -26,6 +27,8 @@ export interface AppOptions {
   readonly token: string;
   readonly bodyLimit: number;
   readonly logger: FastifyBaseLogger | boolean;
+  /** Browser origins allowed by CORS (CORS_ORIGINS); empty: no CORS headers at all. */
+  readonly corsOrigins?: readonly string[];
   /** Reported by GET /health; false while the database is not open. */
   readonly isHealthy?: () => boolean;
 }
@@ -67,6 +70,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
     void reply.header('Connection', 'close');
     throw new ApiError(503, 'Unavailable', 'The server is shutting down.', undefined, {}, 'SHUTTING_DOWN');
   });
+  // Before authentication: a preflight (OPTIONS) carries no token, and the CORS headers must be on
+  // every answer, a 403 included, for the calling page to read it.
+  if (options.corsOrigins !== undefined && options.corsOrigins.length > 0)
+    await app.register(cors, {
+      origin: [...options.corsOrigins],
+      methods: ['GET', 'POST', 'DELETE'],
+      allowedHeaders: ['Authorization', 'Content-Type'],
+      maxAge: 600,
+    });
   const sessions = new SessionStore();
   registerAuth(app, options.token, sessions);
   registerJsonParser(app, options.bodyLimit);

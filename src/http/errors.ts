@@ -73,15 +73,59 @@ export function errorBody(err: ApiError): ErrorBody {
   return body;
 }
 
-/** Describes Ajv validation errors as "field 'x' must be string; ..." naming each field. */
+type ValidationIssue = NonNullable<FastifyError['validation']>[number];
+
+/** What a failed alternative of an anyOf accepts, in words: `0`, `true, false`, `null`, ... */
+function alternative(issue: ValidationIssue): string[] {
+  const params = issue.params;
+  if (issue.keyword === 'const') return [JSON.stringify(params.allowedValue)];
+  if (issue.keyword === 'type') {
+    const type = String(params.type);
+    if (type === 'boolean') return ['true', 'false'];
+    if (type === 'null') return ['null'];
+    return [type === 'integer' || type === 'array' || type === 'object' ? `an ${type}` : `a ${type}`];
+  }
+  return [`a value that ${issue.message ?? 'is valid'}`];
+}
+
+/** "0, 1, true or false" */
+function inWords(values: readonly string[]): string {
+  return values.length <= 1
+    ? (values[0] ?? '')
+    : `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
+}
+
+/**
+ * Describes Ajv validation errors as "field 'x' must be string; ..." naming each field. A value that
+ * fits none of a union's alternatives (a flag sent as "yes") is one sentence listing what the field
+ * accepts, "devFavorite must be 0, 1, true or false", instead of one line per alternative.
+ */
 function describeValidation(err: FastifyError): string {
-  const parts = (err.validation ?? []).map((issue) => {
+  const issues = err.validation ?? [];
+  const unionPaths = new Set(issues.filter((i) => i.keyword === 'anyOf').map((i) => i.instancePath));
+  const fieldName = (issue: ValidationIssue): string =>
+    issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const parts = issues.flatMap((issue) => {
     const params = issue.params;
-    if (typeof params.additionalProperty === 'string') return `unknown field '${params.additionalProperty}'`;
-    if (typeof params.missingProperty === 'string') return `field '${params.missingProperty}' is required`;
-    const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    if (typeof params.additionalProperty === 'string')
+      return [`unknown field '${params.additionalProperty}'`];
+    if (typeof params.missingProperty === 'string') return [`field '${params.missingProperty}' is required`];
+    const path = fieldName(issue);
+    if (unionPaths.has(issue.instancePath)) {
+      if (issue.keyword !== 'anyOf') return [];
+      const branches = issues.filter(
+        (other) => other.instancePath === issue.instancePath && other.keyword !== 'anyOf',
+      );
+      // A literal branch ({type: 'number', const: 0}) fails twice; its const says it all.
+      const branchOf = (other: ValidationIssue): string => other.schemaPath.replace(/\/[^/]*$/, '');
+      const literals = new Set(branches.filter((b) => b.keyword === 'const').map(branchOf));
+      const accepted = branches
+        .filter((b) => !(b.keyword === 'type' && literals.has(branchOf(b))))
+        .flatMap(alternative);
+      return [`${path || (err.validationContext ?? 'value')} must be ${inWords([...new Set(accepted)])}`];
+    }
     const where = path ? `field '${path}'` : (err.validationContext ?? 'value');
-    return `${where} ${issue.message ?? 'is invalid'}`;
+    return [`${where} ${issue.message ?? 'is invalid'}`];
   });
   const unique = [...new Set(parts)];
   return unique.length > 0

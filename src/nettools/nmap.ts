@@ -1,5 +1,6 @@
 /**
  * nmap port scan of one address or a CIDR range. Arguments, in this order:
+ *   --privileged          when not root but nmap gets CAP_NET_RAW/CAP_NET_ADMIN (privileges.ts)
  *   <mode flags>          fast: -F, normal: none, detail: -A, skipdiscovery: -Pn (exact, case-sensitive)
  *   -6                    for an IPv6 target
  *   --dns-servers <ip>    when DNS_SERVER is set, so reverse lookups of the hosts found go to the
@@ -18,6 +19,7 @@ import { DomainError } from '../errors.js';
 import { parseScanTarget } from '../validation.js';
 import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
 import type { DnsServer } from './nslookup.js';
+import type { RawSocketAccess } from './privileges.js';
 import type { ToolRunner } from './runner.js';
 
 export const nmapModes = {
@@ -34,8 +36,8 @@ export interface NmapOptions {
   readonly timeoutMs: number;
   /** DNS_SERVER; undefined for the system resolver. */
   readonly dnsServer: DnsServer | undefined;
-  /** Effective user id of the server process (process.getuid()); -A needs root. */
-  readonly uid: number | undefined;
+  /** How nmap gets raw sockets (privileges.ts): -A needs them; without root it needs --privileged. */
+  readonly rawSockets: RawSocketAccess;
   /** Each output line as it arrives (live progress); adds nmap's periodic progress lines. */
   readonly onLine?: (line: string) => void;
 }
@@ -93,18 +95,24 @@ export function nmapArgs(
       { code: 'SCAN_RANGE_TOO_LARGE' },
     );
   }
-  if (mode === 'detail' && options.uid !== 0) {
-    // -A includes OS detection (-O), which needs raw sockets: without root nmap quits at once with
+  if (mode === 'detail' && options.rawSockets === 'none') {
+    // -A includes OS detection (-O), which needs raw sockets: without them nmap quits at once with
     // "requires root privileges". Say so clearly instead of passing on that failure.
     throw new DomainError(
       'unavailable',
-      "nmap mode 'detail' (-A) needs root privileges for OS detection; run netkeep as root, or use another mode.",
+      "nmap mode 'detail' (-A) needs raw sockets for OS detection: run netkeep as root, or give it CAP_NET_RAW and CAP_NET_ADMIN (AmbientCapabilities in the systemd unit, or setcap on nmap; see docs/install.md), or use another mode.",
       { code: 'NEEDS_ROOT', reason: 'Insufficient privileges' },
     );
   }
   return {
     mode,
-    args: [...nmapModes[mode], ...(target.version === 6 ? ['-6'] : []), ...dnsArgs(options.dnsServer)],
+    args: [
+      // Not root but with the capabilities: nmap would assume it has no raw sockets.
+      ...(options.rawSockets === 'capabilities' ? ['--privileged'] : []),
+      ...nmapModes[mode],
+      ...(target.version === 6 ? ['-6'] : []),
+      ...dnsArgs(options.dnsServer),
+    ],
     target: target.target,
   };
 }

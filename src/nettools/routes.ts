@@ -15,6 +15,7 @@ import { internetInfo } from './internetinfo.js';
 import { NmapHostSchema } from './nmap-xml.js';
 import { nmap, nmapArgs, type NmapOptions } from './nmap.js';
 import { nslookup } from './nslookup.js';
+import { rawSocketAccess } from './privileges.js';
 import { disconnectSignal, type ToolRunner } from './runner.js';
 import { Speedtest } from './speedtest.js';
 import { traceroute, tracerouteArgs } from './traceroute.js';
@@ -50,6 +51,10 @@ export default async function nettoolsRoutes(
   app: App,
   { config, runner }: NettoolsRoutesOptions,
 ): Promise<void> {
+  const nmapRawSockets = rawSocketAccess(
+    runner.isInstalled('nmap') ? runner.binary('nmap') : undefined,
+    config.TOOL_PATH,
+  );
   const speedtest = new Speedtest(runner, {
     backend: config.SPEEDTEST_BACKEND,
     serverUrl: config.SPEEDTEST_SERVER_URL,
@@ -223,7 +228,7 @@ export default async function nettoolsRoutes(
         maxHosts: config.NMAP_MAX_HOSTS,
         timeoutMs: config.NMAP_TIMEOUT_MS,
         dnsServer: config.DNS_SERVER,
-        uid: process.getuid?.(),
+        rawSockets: nmapRawSockets,
       };
       if (!wantsEventStream(request)) return nmap(runner, scan, mode, options, disconnectSignal(reply.raw));
       nmapArgs(scan, mode, options); // a bad target or mode is the plain 400, before the stream opens

@@ -125,6 +125,12 @@ export class ToolRunner {
     return this.paths.has(tool);
   }
 
+  /** Debian packages of the tools not found at start (each named once). */
+  missingPackages(): string[] {
+    const tools = (Object.keys(toolPackages) as ToolName[]).filter((tool) => !this.paths.has(tool));
+    return [...new Set(tools.map((tool) => toolPackages[tool]))];
+  }
+
   /** Absolute path of a tool, or the `tool-missing` outcome that names the package to install. */
   binary(tool: ToolName): string {
     const path = this.paths.get(tool);

@@ -55,6 +55,11 @@ export interface StartOptions {
    * `process` is then the script: `stop()` (SIGTERM, forwarded) ends both, `kill()` only the script.
    */
   readonly viaStartScript?: boolean;
+  /**
+   * A command that runs `node <script>` (its argv, before node's path), e.g. `setpriv` options to
+   * start the server as another user with capabilities. It must exec node in the same process.
+   */
+  readonly wrapper?: readonly string[];
 }
 
 export class TestServer {
@@ -100,10 +105,11 @@ export class TestServer {
       ...(options.generateToken ? {} : { API_TOKEN: token }),
       ...options.env,
     };
-    const child = spawn(process.execPath, [options.viaStartScript ? startScript : mainScript], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const script = options.viaStartScript ? startScript : mainScript;
+    const command = options.wrapper?.[0] ?? process.execPath;
+    const args =
+      options.wrapper === undefined ? [script] : [...options.wrapper.slice(1), process.execPath, script];
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout });

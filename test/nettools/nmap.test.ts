@@ -174,19 +174,26 @@ describe('POST /nettools/nmap', { skip }, () => {
 });
 
 describe('nmap arguments (no process)', () => {
-  const options = { maxHosts: 4096, timeoutMs: 1000, dnsServer: undefined, uid: 0 };
+  const options = { maxHosts: 4096, timeoutMs: 1000, dnsServer: undefined, rawSockets: 'root' as const };
   const dns = (text: string) => parseIpPort(text) ?? undefined;
 
-  test('detail mode without root is refused up front (unavailable: 503) explaining why', () => {
+  test('detail mode without raw sockets is refused up front (unavailable: 503) explaining why', () => {
     assert.throws(
-      () => nmapArgs('127.0.0.1', 'detail', { ...options, uid: 1000 }),
+      () => nmapArgs('127.0.0.1', 'detail', { ...options, rawSockets: 'none' }),
       (err: unknown) =>
         err instanceof DomainError &&
         err.kind === 'unavailable' &&
         err.code === 'NEEDS_ROOT' &&
-        /needs root/.test(err.message),
+        /needs raw sockets.*CAP_NET_RAW/.test(err.message),
     );
-    assert.deepEqual(nmapArgs('127.0.0.1', 'fast', { ...options, uid: 1000 }).args, ['-F']);
+    assert.deepEqual(nmapArgs('127.0.0.1', 'fast', { ...options, rawSockets: 'none' }).args, ['-F']);
+  });
+
+  test('not root but with capabilities: --privileged, so nmap uses them', () => {
+    assert.deepEqual(nmapArgs('127.0.0.1', 'detail', { ...options, rawSockets: 'capabilities' }).args, [
+      '--privileged',
+      '-A',
+    ]);
   });
 
   test('mode flags, -6, and --dns-servers (or -n when DNS_SERVER is not on port 53, which nmap cannot use)', () => {

@@ -1,0 +1,421 @@
+/**
+ * NetAlertX's REST endpoints that real clients call (dashboards, inventory scripts, its own CSV
+ * export/import), with NetAlertX's shapes, so those clients work unchanged against netkeep. Where
+ * netkeep deliberately differs, docs/netalertx.md says how and why. Lists are streamed in pages, so
+ * an export of every device or every event never sits whole in memory.
+ */
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import type { ChangeFeed } from '../events.js';
+import type { App } from '../http/app.js';
+import { ApiError } from '../http/errors.js';
+import { ErrorRef } from '../http/schemas.js';
+import { fieldsByName, rowToJson, storedFields, type DbValue } from '../devices/catalogue.js';
+import { convertDevice } from '../import/device-values.js';
+import { LocalTimeReader } from '../import/local-time.js';
+import { deviceGroups, type DeviceGroup } from '../devices/status.js';
+import { periodNames } from '../devices/params.js';
+import { periodStart, type Period } from '../time.js';
+import { normalizeMac } from '../validation.js';
+import { csvLine, parseCsv, unguard } from './csv.js';
+import { extractMultipartFile } from './multipart.js';
+import type { CompatStore, EventCursor, ImportedDevice } from './store.js';
+
+export interface CompatRoutesOptions {
+  readonly store: CompatStore;
+  readonly feed?: ChangeFeed;
+  /** BODY_LIMIT: also the limit of a multipart upload. */
+  readonly bodyLimit: number;
+}
+
+const tags = ['netalertx'];
+const pageSize = 500;
+const storedNames = storedFields.map((f) => f.name);
+
+const byStatusValues = [...deviceGroups, 'all'] as const;
+/** NetAlertX's clients send '100 years' for "all time". */
+const sessionPeriods = [...periodNames, '100 years'];
+
+const StatusItemSchema = Type.Object({
+  id: Type.String({ description: 'MAC address (canonical form).' }),
+  title: Type.String({ description: 'devName.' }),
+  favorite: Type.Integer({ description: 'devFavorite, 0 or 1.' }),
+});
+
+const ImportResult = Type.Object({
+  success: Type.Literal(true),
+  inserted: Type.Integer({ description: 'Devices created.' }),
+  updated: Type.Integer({ description: 'Devices that existed and took the CSV values.' }),
+  skipped_lines: Type.Array(Type.Integer(), {
+    description: 'Data rows not imported (1 = the first after the header).',
+  }),
+  skipped: Type.Array(Type.Object({ line: Type.Integer(), reason: Type.String() })),
+  ignored_columns: Type.Array(Type.String(), { description: 'Header columns that are not device fields.' }),
+  notes: Type.Array(Type.Object({ line: Type.Integer(), note: Type.String() }), {
+    description: 'Values refused by the field rules; the field kept its value (or default).',
+  }),
+});
+
+/** CSV times carry no zone: they are read as UTC, as netkeep stores and exports them. */
+const csvTimes = new LocalTimeReader('UTC');
+
+function badRequest(message: string, code: string): ApiError {
+  return ApiError.badRequest(message, code);
+}
+
+function parseGroup(raw: string | undefined): DeviceGroup | undefined {
+  if (raw === undefined || raw === 'all') return undefined;
+  if ((deviceGroups as readonly string[]).includes(raw)) return raw as DeviceGroup;
+  throw badRequest(`status must be one of: ${byStatusValues.join(', ')}.`, 'INVALID_STATUS');
+}
+
+function parseFormat(raw: string | undefined): 'csv' | 'json' {
+  if (raw === undefined || raw === 'csv') return 'csv';
+  if (raw === 'json') return 'json';
+  throw badRequest('format must be csv or json.', 'INVALID_FORMAT');
+}
+
+/** The CSV text of an import request: JSON `{content: base64}` or a multipart `file` part. */
+function csvText(body: unknown, contentType: string | undefined): string {
+  let bytes: Buffer;
+  if (Buffer.isBuffer(body)) {
+    const file = extractMultipartFile(body, contentType ?? '', 'file');
+    if (file === undefined)
+      throw badRequest("The multipart body has no part named 'file'.", 'IMPORT_BODY_INVALID');
+    bytes = file;
+  } else {
+    const content = (body as { content?: unknown } | undefined)?.content;
+    if (typeof content !== 'string')
+      throw badRequest(
+        'Send the CSV as JSON {"content": "<base64>"} or as a multipart part named \'file\'.',
+        'IMPORT_BODY_INVALID',
+      );
+    const compact = content.replace(/\s/g, '');
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1)
+      throw badRequest("Field 'content' is not base64.", 'IMPORT_BODY_INVALID');
+    bytes = Buffer.from(compact, 'base64');
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest('The CSV is not UTF-8 text.', 'IMPORT_BODY_INVALID');
+  }
+}
+
+interface ImportPlan {
+  readonly devices: ImportedDevice[];
+  readonly skipped: { line: number; reason: string }[];
+  readonly notes: { line: number; note: string }[];
+  readonly ignored: string[];
+}
+
+/** Reads the CSV into devices to upsert; a row that cannot be taken is skipped with its reason. */
+function planImport(text: string): ImportPlan {
+  let parsed: ReturnType<typeof parseCsv>;
+  try {
+    parsed = parseCsv(text);
+  } catch (err) {
+    throw badRequest(`The CSV cannot be read: ${(err as Error).message}.`, 'IMPORT_CSV_INVALID');
+  }
+  const { header, records } = parsed;
+  if (!header.includes('devMac'))
+    throw badRequest(
+      `The CSV header has no devMac column; its columns must be device fields (${storedNames.join(', ')}).`,
+      'IMPORT_CSV_INVALID',
+    );
+  const columns = new Map(header.filter((name) => fieldsByName.has(name)).map((name) => [name, name]));
+  const ignored = header.filter((name) => !fieldsByName.has(name));
+  const plan: ImportPlan = { devices: [], skipped: [], notes: [], ignored };
+  const seen = new Map<string, number>();
+  for (const { line, fields } of records) {
+    if (fields.length !== header.length) {
+      plan.skipped.push({ line, reason: `${fields.length} fields where the header has ${header.length}` });
+      continue;
+    }
+    const row: Record<string, string> = {};
+    header.forEach((name, i) => {
+      if (columns.has(name)) row[name] = unguard(fields[i] ?? '');
+    });
+    const converted = convertDevice(row, columns, csvTimes);
+    if (!converted.ok) {
+      plan.skipped.push({ line, reason: converted.reason });
+      continue;
+    }
+    const first = seen.get(converted.mac);
+    if (first !== undefined) {
+      plan.skipped.push({ line, reason: `same MAC as line ${first}` });
+      continue;
+    }
+    seen.set(converted.mac, line);
+    for (const note of converted.notes) plan.notes.push({ line, note });
+    const { devGUID, ...rest } = converted.columns;
+    const changes: Record<string, DbValue> = {};
+    for (const [name, value] of Object.entries(rest))
+      if (fieldsByName.get(name)?.editable) changes[name] = value;
+    plan.devices.push({
+      mac: converted.mac,
+      changes,
+      guid: typeof devGUID === 'string' ? devGUID : undefined,
+    });
+  }
+  return plan;
+}
+
+export default async function compatRoutes(app: App, opts: CompatRoutesOptions): Promise<void> {
+  const { store, feed } = opts;
+
+  // Multipart uploads for POST /devices/import only (this plugin's scope), as raw bytes within the
+  // same body limit as JSON.
+  app.addContentTypeParser(
+    'multipart/form-data',
+    { parseAs: 'buffer', bodyLimit: opts.bodyLimit },
+    (_r, body, done) => {
+      done(null, body);
+    },
+  );
+
+  app.get(
+    '/devices/by-status',
+    {
+      schema: {
+        tags,
+        summary: 'Devices of a status group as NetAlertX lists them: [{id, title, favorite}].',
+        querystring: Type.Object(
+          {
+            status: Type.Optional(
+              Type.String({ description: `${byStatusValues.join(', ')} (default all; my = not archived).` }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Array(StatusItemSchema), 400: ErrorRef, 403: ErrorRef },
+      },
+    },
+    async (request) => store.byStatus(parseGroup(request.query.status)),
+  );
+
+  /** The export as a stream of CSV lines or JSON text, read a page of devices at a time. */
+  const exportStream = (format: 'csv' | 'json'): Readable => {
+    async function* pages(): AsyncGenerator<string> {
+      let after = '';
+      let first = true;
+      yield format === 'csv' ? csvLine(storedNames) : '{"data":[';
+      for (;;) {
+        const rows = store.devicesAfter(after, pageSize);
+        for (const row of rows) {
+          if (format === 'csv') yield csvLine(storedNames.map((name) => row[name] ?? null));
+          else {
+            yield `${first ? '' : ','}${JSON.stringify(rowToJson(row))}`;
+            first = false;
+          }
+        }
+        const last = rows[rows.length - 1];
+        if (last === undefined || rows.length < pageSize) break;
+        after = String(last.devMac);
+      }
+      if (format === 'json') yield `],"columns":${JSON.stringify(storedNames)}}`;
+    }
+    return Readable.from(pages());
+  };
+  const exportHeaders = (format: 'csv' | 'json'): Record<string, string> =>
+    format === 'csv'
+      ? {
+          'content-type': 'text/csv; charset=utf-8',
+          'content-disposition': 'attachment; filename=devices.csv',
+        }
+      : { 'content-type': 'application/json; charset=utf-8' };
+
+  const sendExport = (reply: FastifyReply, format: 'csv' | 'json'): FastifyReply =>
+    reply.headers(exportHeaders(format)).send(exportStream(format));
+
+  const exportSchema = {
+    tags,
+    summary:
+      'Every device, every stored column: CSV (attachment devices.csv, every value quoted) or JSON {data, columns}.',
+    response: { 400: ErrorRef, 403: ErrorRef },
+  };
+  app.get(
+    '/devices/export',
+    {
+      schema: {
+        ...exportSchema,
+        querystring: Type.Object(
+          { format: Type.Optional(Type.String({ description: 'csv (default) or json.' })) },
+          { additionalProperties: false },
+        ),
+      },
+    },
+    async (request, reply) => sendExport(reply, parseFormat(request.query.format)),
+  );
+  app.get(
+    '/devices/export/:format',
+    {
+      schema: {
+        ...exportSchema,
+        params: Type.Object({ format: Type.String({ description: 'csv or json.' }) }),
+      },
+    },
+    async (request, reply) => sendExport(reply, parseFormat(request.params.format)),
+  );
+
+  app.post(
+    '/devices/import',
+    {
+      schema: {
+        tags,
+        summary:
+          'Upsert devices by MAC from a CSV with a header of device fields (JSON {content: base64} or multipart file). Never deletes.',
+        response: { 200: ImportResult, 400: ErrorRef, 403: ErrorRef, 413: ErrorRef, 415: ErrorRef },
+      },
+    },
+    async (request) => {
+      const body: unknown = request.body;
+      if (!Buffer.isBuffer(body)) {
+        // The JSON form is checked by hand: the same route also takes multipart bytes.
+        const problem = typeof body !== 'object' || body === null || Array.isArray(body);
+        const extra = problem ? [] : Object.keys(body).filter((k) => k !== 'content');
+        if (problem || extra.length > 0)
+          throw badRequest(
+            extra.length > 0
+              ? `unknown field '${extra[0]}'; the body is {"content": "<base64 CSV>"}.`
+              : 'The body is {"content": "<base64 CSV>"} or a multipart part named \'file\'.',
+            'IMPORT_BODY_INVALID',
+          );
+      }
+      const plan = planImport(csvText(body, request.headers['content-type']));
+      const { inserted, updated } = store.importDevices(
+        plan.devices,
+        new Date().toISOString().slice(0, 19).replace('T', ' '),
+      );
+      for (const mac of inserted) feed?.publish('device', { mac, change: 'created' });
+      for (const mac of updated) feed?.publish('device', { mac, change: 'updated' });
+      return {
+        success: true as const,
+        inserted: inserted.length,
+        updated: updated.length,
+        skipped_lines: plan.skipped.map((s) => s.line),
+        skipped: plan.skipped,
+        ignored_columns: plan.ignored,
+        notes: plan.notes,
+      };
+    },
+  );
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        tags,
+        summary: 'Events newest first, of one device (?mac=) or of all: {success, events: [eve_* rows]}.',
+        querystring: Type.Object(
+          { mac: Type.Optional(Type.String({ description: 'Only this device (any MAC form).' })) },
+          { additionalProperties: false },
+        ),
+        response: { 400: ErrorRef, 403: ErrorRef },
+      },
+    },
+    async (request, reply) => {
+      const raw = request.query.mac;
+      const mac = raw === undefined ? undefined : normalizeMac(raw);
+      if (mac === null)
+        throw badRequest(`mac '${String(raw).slice(0, 64)}' is not a MAC address.`, 'INVALID_MAC');
+      const only: string | undefined = mac;
+      async function* pages(): AsyncGenerator<string> {
+        yield '{"success":true,"events":[';
+        let cursor: EventCursor | undefined;
+        let first = true;
+        do {
+          const page = store.eventsAfter(only, cursor, pageSize);
+          for (const event of page.events) {
+            yield `${first ? '' : ','}${JSON.stringify(event)}`;
+            first = false;
+          }
+          cursor = page.next;
+        } while (cursor !== undefined);
+        yield ']}';
+      }
+      return reply.type('application/json; charset=utf-8').send(Readable.from(pages()));
+    },
+  );
+
+  app.get(
+    '/sessions/totals',
+    {
+      schema: {
+        tags,
+        summary: 'NetAlertX session totals for a period: [events, sessions, missing, voided, new, down].',
+        querystring: Type.Object(
+          {
+            period: Type.Optional(
+              Type.String({ description: `${sessionPeriods.join(', ')} (default 7 days).` }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Array(Type.Integer(), { minItems: 6, maxItems: 6 }),
+          400: ErrorRef,
+          403: ErrorRef,
+        },
+      },
+    },
+    async (request) => {
+      const raw = request.query.period ?? '7 days';
+      if (!sessionPeriods.includes(raw))
+        throw badRequest(`period must be one of: ${sessionPeriods.join(', ')}.`, 'INVALID_PERIOD');
+      const period: Period = raw === '100 years' ? 'all' : (raw as Period);
+      return store.sessionTotals(periodStart(period, new Date()) ?? '');
+    },
+  );
+
+  // The path older NetAlertX releases (and dashboard widgets written for them, e.g. Homepage's
+  // netalertx widget) read the totals from: the same six integers as GET /devices/totals.
+  app.get(
+    '/php/server/devices.php',
+    {
+      schema: {
+        tags,
+        summary: 'NetAlertX PHP path: ?action=getDevicesTotals answers the GET /devices/totals array.',
+        querystring: Type.Object({ action: Type.String() }, { additionalProperties: false }),
+        response: {
+          200: Type.Array(Type.Integer(), { minItems: 6, maxItems: 6 }),
+          400: ErrorRef,
+          403: ErrorRef,
+          404: ErrorRef,
+        },
+      },
+    },
+    async (request) => {
+      if (request.query.action !== 'getDevicesTotals')
+        throw ApiError.notFound(
+          `action '${request.query.action.slice(0, 64)}' is not offered; only getDevicesTotals is (see docs/netalertx.md).`,
+          'NOT_OFFERED',
+        );
+      return store.deviceTotals();
+    },
+  );
+
+  // Deliberately not offered (docs/netalertx.md says why): a clear 404 naming the reason, after
+  // authentication like every other route.
+  const absent: ReadonlyArray<[string, string]> = [
+    ['/dbquery', 'netkeep runs no SQL sent by a client'],
+    ['/dbquery/*', 'netkeep runs no SQL sent by a client'],
+    ['/settings/*', 'settings are environment variables and hold secrets; no endpoint hands them out'],
+    ['/sync', "netkeep has no hub-and-node sync; each netkeep is one site's inventory"],
+    ['/sync/*', "netkeep has no hub-and-node sync; each netkeep is one site's inventory"],
+  ];
+  for (const [url, reason] of absent) {
+    app.route({
+      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      url,
+      schema: { hide: true },
+      handler: async (request) => {
+        throw ApiError.notFound(
+          `${request.url.split('?', 1)[0] ?? url} is a NetAlertX endpoint netkeep does not offer: ${reason} (see docs/netalertx.md).`,
+          'NOT_OFFERED',
+        );
+      },
+    });
+  }
+}

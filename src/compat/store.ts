@@ -1,0 +1,201 @@
+/**
+ * The reads and writes behind NetAlertX's endpoints (routes.ts), behind a small interface like the
+ * device repository. Statements are prepared once; lists are read in pages by key (never an open
+ * iterator across awaits, which would hold the connection), so a route can stream them.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import { storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
+import { eventColumns, eventToJson, type EventJson, type EventRow } from '../devices/history.js';
+import { deviceSql, newDeviceRow, type DeviceChanges } from '../devices/repository.js';
+import { deviceGroupSql, deviceGroups, deviceTotalsSql, type DeviceGroup } from '../devices/status.js';
+
+export interface StatusItem {
+  readonly id: string;
+  readonly title: string;
+  readonly favorite: number;
+}
+
+/** An Events row as NetAlertX lists it: the storage columns plus the pair rowid. */
+export type CompatEvent = EventJson & { eve_PairEventRowid: number | null };
+
+/** Where the next page of events starts (exclusive): the last row of the previous page. */
+export interface EventCursor {
+  readonly time: string;
+  readonly type: string;
+  readonly rowid: number;
+}
+
+/** `[events, sessions, missing, voided, new, down]` as NetAlertX's /sessions/totals answers. */
+export type SessionTotals = [number, number, number, number, number, number];
+
+/** One device of a CSV import: its MAC, the columns given, and a devGUID for a new device. */
+export interface ImportedDevice {
+  readonly mac: string;
+  readonly changes: DeviceChanges;
+  readonly guid: string | undefined;
+}
+
+export interface CompatStore {
+  /** Devices of a status group (all when undefined), in MAC order. */
+  byStatus(group: DeviceGroup | undefined): StatusItem[];
+  /** Up to `limit` stored rows with devMac after `afterMac`, in MAC order. */
+  devicesAfter(afterMac: string, limit: number): DeviceRow[];
+  /** Up to `limit` events, newest first, after `cursor`; of one MAC or of all. */
+  eventsAfter(
+    mac: string | undefined,
+    cursor: EventCursor | undefined,
+    limit: number,
+  ): { events: CompatEvent[]; next: EventCursor | undefined };
+  sessionTotals(start: string): SessionTotals;
+  /** `[devices, connected, favorites, new, down, archived]`, as GET /devices/totals answers. */
+  deviceTotals(): number[];
+  /** Upserts every device in one transaction; existing devices get the given columns. */
+  importDevices(devices: readonly ImportedDevice[], now: string): { inserted: string[]; updated: string[] };
+}
+
+const columnList = storedFields.map((f) => f.name).join(', ');
+const eventSelect = `SELECT rowid, ${eventColumns.join(', ')}, eve_PairEventRowid FROM Events`;
+/** Newest first in the order of Events_mac_time / Events_time, so pages walk an index. */
+const eventOrder = 'ORDER BY eve_DateTime DESC, eve_EventType DESC, rowid DESC';
+const eventAfter = '(eve_DateTime, eve_EventType, rowid) < (@time, @type, @rowid)';
+
+export const compatSql = {
+  byStatus: (group: DeviceGroup | undefined) =>
+    `SELECT devMac AS id, devName AS title, devFavorite AS favorite FROM Devices
+     ${group === undefined ? '' : `WHERE ${deviceGroupSql(group)}`} ORDER BY devMac`,
+  devicesAfter: `SELECT ${columnList} FROM Devices WHERE devMac > ? ORDER BY devMac LIMIT ?`,
+  eventsOfMac: `${eventSelect} WHERE eve_MAC = @mac AND ${eventAfter} ${eventOrder} LIMIT @limit`,
+  eventsOfAll: `${eventSelect} WHERE ${eventAfter} ${eventOrder} LIMIT @limit`,
+  // NetAlertX's own conditions (its sessions totals), with the period start as a parameter.
+  sessionTotals: `SELECT
+      (SELECT COUNT(*) FROM Events WHERE eve_DateTime >= @start),
+      (SELECT COUNT(*) FROM Sessions WHERE ses_DateTimeConnection >= @start
+         OR ses_DateTimeDisconnection >= @start OR ses_StillConnected = 1),
+      (SELECT COUNT(*) FROM Sessions WHERE
+         (ses_DateTimeConnection IS NULL AND ses_DateTimeDisconnection >= @start)
+         OR (ses_DateTimeDisconnection IS NULL AND ses_StillConnected = 0 AND ses_DateTimeConnection >= @start)),
+      (SELECT COUNT(*) FROM Events WHERE eve_DateTime >= @start AND eve_EventType LIKE 'VOIDED%'),
+      (SELECT COUNT(*) FROM Events WHERE eve_DateTime >= @start AND eve_EventType = 'New Device'),
+      (SELECT COUNT(*) FROM Events WHERE eve_DateTime >= @start AND eve_EventType = 'Device Down')`,
+};
+
+/** Sorts after every stored value: the start of a newest-first walk. */
+const topCursor: EventCursor = { time: '\uffff', type: '\uffff', rowid: Number.MAX_SAFE_INTEGER };
+
+export class SqliteCompatStore implements CompatStore {
+  private readonly byStatusStmts: ReadonlyMap<string, Statement<[], StatusItem>>;
+  private readonly devicesAfterStmt: Statement<[string, number], DeviceRow>;
+  private readonly eventsOfMacStmt: Statement<
+    [Record<string, unknown>],
+    EventRow & { rowid: number; eve_PairEventRowid: number | null }
+  >;
+  private readonly eventsOfAllStmt: Statement<
+    [Record<string, unknown>],
+    EventRow & { rowid: number; eve_PairEventRowid: number | null }
+  >;
+  private readonly sessionTotalsStmt: Statement<[{ start: string }], number[]>;
+  private readonly existsStmt: Statement<[string]>;
+  private readonly totalsStmt: Statement<[], number[]>;
+  private readonly insertStmt: Statement<[Record<string, DbValue>]>;
+  private readonly updateStmts = new Map<string, Statement<[Record<string, DbValue>]>>();
+  private readonly importTx: (
+    devices: readonly ImportedDevice[],
+    now: string,
+  ) => { inserted: string[]; updated: string[] };
+
+  constructor(private readonly db: Database) {
+    this.byStatusStmts = new Map(
+      [undefined, ...deviceGroups].map((group) => [
+        group ?? '',
+        db.prepare<[], StatusItem>(compatSql.byStatus(group)),
+      ]),
+    );
+    this.devicesAfterStmt = db.prepare(compatSql.devicesAfter);
+    this.eventsOfMacStmt = db.prepare(compatSql.eventsOfMac);
+    this.eventsOfAllStmt = db.prepare(compatSql.eventsOfAll);
+    this.sessionTotalsStmt = db.prepare<[{ start: string }], number[]>(compatSql.sessionTotals).raw();
+    this.existsStmt = db.prepare(deviceSql.exists);
+    this.totalsStmt = db.prepare<[], number[]>(deviceTotalsSql).raw();
+    this.insertStmt = db.prepare(deviceSql.insert);
+    this.importTx = db.transaction((devices: readonly ImportedDevice[], now: string) => {
+      const inserted: string[] = [];
+      const updated: string[] = [];
+      for (const device of devices) {
+        if (this.existsStmt.get(device.mac) === undefined) {
+          const row = newDeviceRow(device.mac, {
+            devFirstConnection: now,
+            devLastConnection: now,
+            ...device.changes,
+          });
+          if (device.guid !== undefined) row.devGUID = device.guid;
+          this.insertStmt.run(row);
+          inserted.push(device.mac);
+        } else {
+          this.update(device.mac, device.changes);
+          updated.push(device.mac);
+        }
+      }
+      return { inserted, updated };
+    });
+  }
+
+  byStatus(group: DeviceGroup | undefined): StatusItem[] {
+    const statement = this.byStatusStmts.get(group ?? '');
+    if (statement === undefined) throw new RangeError(`unknown group '${String(group)}'`);
+    return statement.all();
+  }
+
+  devicesAfter(afterMac: string, limit: number): DeviceRow[] {
+    return this.devicesAfterStmt.all(afterMac, limit);
+  }
+
+  eventsAfter(
+    mac: string | undefined,
+    cursor: EventCursor | undefined,
+    limit: number,
+  ): { events: CompatEvent[]; next: EventCursor | undefined } {
+    const params = { ...(cursor ?? topCursor), limit, ...(mac === undefined ? {} : { mac }) };
+    const rows = mac === undefined ? this.eventsOfAllStmt.all(params) : this.eventsOfMacStmt.all(params);
+    const last = rows[rows.length - 1];
+    return {
+      events: rows.map(({ rowid: _rowid, eve_PairEventRowid, ...row }) => ({
+        ...eventToJson(row),
+        eve_PairEventRowid,
+      })),
+      next:
+        last === undefined || rows.length < limit
+          ? undefined
+          : { time: last.eve_DateTime, type: last.eve_EventType, rowid: last.rowid },
+    };
+  }
+
+  sessionTotals(start: string): SessionTotals {
+    const row = this.sessionTotalsStmt.get({ start }) ?? [];
+    return [0, 1, 2, 3, 4, 5].map((i) => row[i] ?? 0) as SessionTotals;
+  }
+
+  deviceTotals(): number[] {
+    return this.totalsStmt.get() ?? [0, 0, 0, 0, 0, 0];
+  }
+
+  importDevices(devices: readonly ImportedDevice[], now: string): { inserted: string[]; updated: string[] } {
+    return this.importTx(devices, now);
+  }
+
+  /** One device's given columns (catalogue names only: they come from ImportedDevice.changes). */
+  private update(mac: string, changes: DeviceChanges): void {
+    const names = Object.keys(changes);
+    if (names.length === 0) return;
+    // One statement per column set, kept: a CSV names the same columns on every row.
+    const key = names.join(',');
+    let statement = this.updateStmts.get(key);
+    if (statement === undefined) {
+      if (this.updateStmts.size >= 64) this.updateStmts.clear();
+      statement = this.db.prepare(
+        `UPDATE Devices SET ${names.map((n) => `${n} = @${n}`).join(', ')} WHERE devMac = @mac`,
+      );
+      this.updateStmts.set(key, statement);
+    }
+    statement.run({ ...changes, mac });
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * Copies of the shared NetAlertX / Pi.Alert fixture databases, filled with realistic rows: MACs in
+ * every form the sources hold, rows that are not MACs (`Internet`), history in local time across
+ * daylight-saving changes, and values a real database can hold that netkeep refuses.
+ */
+import { copyFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+
+/** In the source tree (dist/test/import → test/fixtures/import). */
+export const fixturesDir = fileURLToPath(new URL('../../../test/fixtures/import/', import.meta.url));
+export const routerGuid = '6f1d6a2e-3c1b-4f7e-9a51-0c2d9e8b7a11';
+
+function copyFixture(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'netkeep-import-src-'));
+  const path = join(dir, name);
+  copyFileSync(join(fixturesDir, name), path);
+  chmodSync(path, 0o644); // the shared fixtures are read-only files
+  return path;
+}
+
+/**
+ * NetAlertX app.db with its TIMEZONE setting Europe/Berlin. Devices: three MAC forms plus one bare,
+ * 'Internet', and 'zz:zz'. History includes 02:30 on 2024-03-31 (does not exist in Berlin) and on
+ * 2024-10-27 (exists twice).
+ */
+export function netAlertXCopy(): string {
+  const path = copyFixture('netalertx-app.db');
+  const db = new Database(path);
+  db.prepare("INSERT INTO Settings (setKey, setValue) VALUES ('TIMEZONE', 'Europe/Berlin')").run();
+  const device = db.prepare(`INSERT INTO Devices (devMac, devName, devOwner, devType, devVendor, devFavorite,
+      devFirstConnection, devLastConnection, devLastIP, devAlertDown, devSkipRepeated, devLastNotification,
+      devPresentLastScan, devIsNew, devIsArchived, devParentMAC, devParentPort, devGUID, devCustomProps)
+    VALUES (@mac, @name, '(unknown)', @type, 'Vendor', @fav, @first, '2024-07-01 12:00:00', @ip, @down, @skip,
+      @notified, @present, @isNew, @archived, @parent, @port, @guid, @props)`);
+  const base = {
+    type: '',
+    fav: 0,
+    first: '2024-01-15 10:00:00',
+    ip: '192.168.1.10',
+    down: 0,
+    skip: 0,
+    notified: null,
+    present: 0,
+    isNew: 0,
+    archived: 0,
+    parent: '',
+    port: null,
+    guid: null,
+    props: null,
+  };
+  db.transaction(() => {
+    device.run({
+      ...base,
+      mac: 'AA:BB:CC:00:00:01',
+      name: 'Router',
+      type: 'Router',
+      fav: 1,
+      first: '2024-03-31 02:30:00',
+      skip: 24,
+      present: 1,
+      parent: 'Internet',
+      guid: routerGuid,
+      props: Buffer.from(JSON.stringify([{ name: 'rack', value: 'A1' }])).toString('base64'),
+    });
+    device.run({
+      ...base,
+      mac: 'aa-bb-cc-00-00-02',
+      name: 'Phone',
+      down: 1,
+      isNew: 1,
+      parent: 'aa:bb:cc:00:00:01',
+      port: 3,
+    });
+    device.run({ ...base, mac: 'aabb.cc00.0003', name: 'Old laptop', archived: 1, guid: 'not-a-uuid' });
+    device.run({ ...base, mac: 'aabbcc000004', name: 'TV', present: 1, skip: 99999, notified: 'garbage' });
+    device.run({ ...base, mac: 'Internet', name: 'Internet' });
+    device.run({ ...base, mac: 'zz:zz', name: 'broken' });
+  })();
+  const event = db.prepare(
+    `INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo, eve_PendingAlertEmail)
+     VALUES (?, ?, ?, ?, ?, 1)`,
+  );
+  db.transaction(() => {
+    event.run('AA:BB:CC:00:00:01', '192.168.1.1', '2024-01-15 10:00:00', 'New Device', '');
+    event.run('aa:bb:cc:00:00:01', '192.168.1.1', '2024-10-27 02:30:00', 'Connected', '');
+    event.run('AA-BB-CC-00-00-02', '192.168.1.20', '2024-07-01 12:00:00', 'Device Down', '');
+    event.run('Internet', '203.0.113.7', '2024-07-01 12:00:00', 'IP Changed', '203.0.113.6');
+    event.run('aa:bb:cc:00:00:02', '192.168.1.20', 'yesterday', 'Connected', '');
+    event.run('aa:bb:cc:99:99:99', '192.168.1.99', '2024-07-01 12:00:00', 'Connected', '');
+  })();
+  const session = db.prepare(
+    `INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection,
+       ses_EventTypeDisconnection, ses_DateTimeDisconnection, ses_StillConnected, ses_AdditionalInfo)
+     VALUES (?, ?, ?, ?, ?, ?, ?, '')`,
+  );
+  db.transaction(() => {
+    session.run(
+      'AA:BB:CC:00:00:01',
+      '192.168.1.1',
+      'New Device',
+      '2024-01-15 10:00:00',
+      'Disconnected',
+      '2024-01-15 12:00:00',
+      0,
+    );
+    session.run('aabbcc000004', '192.168.1.40', 'Connected', '2024-07-01 08:00:00', null, null, 1);
+    session.run(
+      'aa:bb:cc:00:00:02',
+      '192.168.1.20',
+      '<missing event>',
+      null,
+      'Disconnected',
+      '2024-07-02 09:00:00',
+      0,
+    );
+    session.run(
+      'aa:bb:cc:00:00:02',
+      '192.168.1.20',
+      'Connected',
+      '2024-13-01 00:00:00',
+      'Disconnected',
+      null,
+      0,
+    );
+  })();
+  db.close();
+  return path;
+}
+
+/** Pi.Alert's old schema (no Settings table): its 'Internet' row plus two devices and history. */
+export function piAlertCopy(): string {
+  const path = copyFixture('pialert-app_old.db');
+  const db = new Database(path);
+  const device = db.prepare(`INSERT INTO Devices (dev_MAC, dev_Name, dev_Owner, dev_DeviceType, dev_Vendor,
+      dev_Favorite, dev_FirstConnection, dev_LastConnection, dev_LastIP, dev_ScanCycle, dev_AlertDeviceDown,
+      dev_SkipRepeated, dev_PresentLastScan, dev_NewDevice, dev_Archived)
+    VALUES (?, ?, 'Ana', ?, 'Synology', ?, '2023-06-01 09:00:00', '2023-06-02 09:00:00', '10.0.0.5', ?, ?, 8, ?, ?, ?)`);
+  db.transaction(() => {
+    device.run('00:11:32:AA:BB:CC', 'NAS', 'NAS', 1, 1, 1, 0, 0, 0);
+    device.run('00-11-32-aa-bb-cd', 'Camera', 'Camera', 0, 0, 0, 0, 1, 1);
+  })();
+  const event = db.prepare(
+    `INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo, eve_PendingAlertEmail)
+     VALUES (?, '10.0.0.5', ?, ?, '', 0)`,
+  );
+  db.transaction(() => {
+    event.run('00:11:32:AA:BB:CC', '2023-06-01 09:00:00', 'New Device');
+    event.run('00:11:32:AA:BB:CC', '2023-12-01 09:00:00', 'Device Down');
+    event.run('Internet', '2023-06-01 09:00:00', 'Internet IP Changed');
+  })();
+  db.prepare(
+    `INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection,
+       ses_EventTypeDisconnection, ses_DateTimeDisconnection, ses_StillConnected, ses_AdditionalInfo)
+     VALUES ('00:11:32:aa:bb:cc', '10.0.0.5', 'New Device', '2023-06-01 09:00:00', 'Device Down', '2023-12-01 09:00:00', 0, '')`,
+  ).run();
+  db.close();
+  return path;
+}
+
+/** Adds `count` Connected/Disconnected events for one MAC to a NetAlertX copy (one statement). */
+export function addManyEvents(path: string, mac: string, count: number): void {
+  const db = new Database(path);
+  db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+     INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo, eve_PendingAlertEmail)
+     SELECT ?, '192.168.1.1', datetime('2023-01-01 00:00:00', '+' || (i * 60) || ' seconds'),
+            CASE WHEN i % 2 = 0 THEN 'Connected' ELSE 'Disconnected' END, '', 0 FROM n`,
+  ).run(count, mac);
+  db.close();
+}
