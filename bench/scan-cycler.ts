@@ -8,6 +8,7 @@
  */
 import { openDatabase } from '../src/db/connection.js';
 import { planCycle } from '../src/scanner/state-machine.js';
+import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { observations, shiftedObservations } from './scan.js';
 
@@ -16,7 +17,7 @@ const forMs = Number(process.env.BENCH_CYCLE_MS ?? '5000');
 if (file === '' || !(forMs > 0)) throw new Error('BENCH_DB and BENCH_CYCLE_MS are required');
 
 const db = openDatabase(file);
-const store = new ScanStore(db);
+const store = new ScanStore(new SqliteDeviceRepository(db));
 const sets = [observations(), shiftedObservations()];
 const durations: number[] = [];
 let events = 0;

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/connection.js';
 import type { Observation } from '../src/scanner/discovery.js';
 import { planCycle } from '../src/scanner/state-machine.js';
+import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { dbTime } from '../src/time.js';
 import { startNetkeep } from './devices.js';
@@ -125,7 +126,7 @@ export async function benchScan(seeded?: string): Promise<void> {
       const file = join(dir, `cycle-${c}.db`);
       copyFileSync(seeded, file);
       const db = openDatabase(file);
-      const store = new ScanStore(db);
+      const store = new ScanStore(new SqliteDeviceRepository(db));
       const t0 = performance.now();
       const known = store.loadState();
       const t1 = performance.now();

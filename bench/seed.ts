@@ -5,7 +5,8 @@
  */
 import { openDatabase } from '../src/db/connection.js';
 import { storedFields, type DbValue } from '../src/devices/catalogue.js';
-import { deviceSql, newDeviceRow } from '../src/devices/repository.js';
+import { newDeviceRow } from '../src/devices/sqlite-repository.js';
+import { deviceSql } from '../src/devices/sqlite-sql.js';
 
 export interface Seeder {
   /**

@@ -8,7 +8,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import { registerDeviceListRoutes } from './devices/list-routes.js';
-import { SqliteDeviceRepository } from './devices/repository.js';
+import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { registerDeviceRoutes } from './devices/routes.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
@@ -57,7 +57,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
     runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
   const scanner = new Scanner({
-    db,
+    devices,
     config,
     logger: logger.child({ component: 'scanner' }),
     runTool,

@@ -1,6 +1,8 @@
 /**
  * The /device/ routes (interface 4.2). Each handler validates (schema + path MAC), calls the
  * repository, and maps its answer to a status; every rule lives in input.ts or the repository.
+ * Writes go through `repository.write`, which answers once the write is durable and lets writes
+ * that arrive together share one commit.
  */
 import { Type } from '@sinclair/typebox';
 import type { ChangeFeed } from '../events.js';
@@ -118,11 +120,11 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
       const mac = pathMac(request.params.mac);
       const { createNew, changes } = deviceWrite(request.body, mac);
       if (createNew) {
-        if (repository.create(mac, changes, new Date()) === 'exists')
+        if ((await repository.write(() => repository.create(mac, changes, new Date()))) === 'exists')
           throw ApiError.conflict(`Device ${mac} already exists.`);
         changed(mac, 'created');
       } else {
-        if (!repository.update(mac, changes)) throw notFound(mac);
+        if (!(await repository.write(() => repository.update(mac, changes)))) throw notFound(mac);
         changed(mac, 'updated');
       }
       return { success: true as const };
@@ -141,7 +143,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
     },
     async (request) => {
       const mac = pathMac(request.params.mac);
-      if (!repository.delete(mac)) throw notFound(mac);
+      if (!(await repository.write(() => repository.delete(mac)))) throw notFound(mac);
       changed(mac, 'deleted');
       return { success: true as const };
     },
@@ -159,7 +161,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
     },
     async (request) => {
       const mac = pathMac(request.params.mac);
-      if (!repository.deleteEvents(mac)) throw notFound(mac);
+      if (!(await repository.write(() => repository.deleteEvents(mac)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },
@@ -182,7 +184,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
     },
     async (request) => {
       const mac = pathMac(request.params.mac);
-      if (!repository.resetProps(mac)) throw notFound(mac);
+      if (!(await repository.write(() => repository.resetProps(mac)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },
@@ -202,7 +204,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
       const from = requireMac(request.body.macFrom, 'macFrom');
       const to = requireMac(request.body.macTo, 'macTo');
       if (from === to) throw ApiError.badRequest('macFrom and macTo are the same device.');
-      if (!repository.copy(from, to)) throw notFound(from);
+      if (!(await repository.write(() => repository.copy(from, to)))) throw notFound(from);
       changed(to, 'updated');
       return { success: true as const, message: `Device copied from ${from} to ${to}` };
     },
@@ -222,7 +224,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
     async (request) => {
       const mac = pathMac(request.params.mac);
       const { column, value } = columnWrite(request.body.columnName, request.body.columnValue);
-      if (!repository.updateColumn(mac, column, value)) throw notFound(mac);
+      if (!(await repository.write(() => repository.updateColumn(mac, column, value)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },

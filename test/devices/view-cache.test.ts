@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceRepository } from '../../src/devices/repository.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { DeviceJsonCache } from '../../src/devices/view-cache.js';
 import { history, seedHistory } from './history.js';
 
