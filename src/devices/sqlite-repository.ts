@@ -23,7 +23,14 @@ import {
   type DbValue,
   type DeviceRow,
 } from './catalogue.js';
-import { eventToJson, sessionToJson, type EventJson, type EventRow, type SessionJson, type SessionRow } from './history.js';
+import {
+  eventToJson,
+  sessionToJson,
+  type EventJson,
+  type EventRow,
+  type SessionJson,
+  type SessionRow,
+} from './history.js';
 import type { KnownDevice, PresenceChanges } from './presence.js';
 import {
   presenceHours,
@@ -43,7 +50,14 @@ import {
   type PruneResult,
   type TimedView,
 } from './repository.js';
-import { changedSql, changeTrackingSql, countSql, deviceListSql, deviceSql, presenceSql } from './sqlite-sql.js';
+import {
+  changedSql,
+  changeTrackingSql,
+  countSql,
+  deviceListSql,
+  deviceSql,
+  presenceSql,
+} from './sqlite-sql.js';
 import { deviceStatus, deviceStatuses, type DeviceStatus } from './status.js';
 
 interface ListStatements {
@@ -472,7 +486,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
       this.updatePresenceStmt.run(u.presentLastScan, u.lastIP, timeText(u.lastConnection), u.vendor, u.mac);
     // Close before open: a device never has two open sessions within one cycle.
     for (const c of changes.closeSessions) this.closeSessionStmt.run(c.eventType, dbTime(c.dateTime), c.mac);
-    for (const o of changes.openSessions) this.openSessionStmt.run(o.mac, o.ip, o.eventType, dbTime(o.dateTime));
+    for (const o of changes.openSessions)
+      this.openSessionStmt.run(o.mac, o.ip, o.eventType, dbTime(o.dateTime));
     for (const e of changes.events)
       this.insertEventStmt.run(e.mac, e.ip, dbTime(e.dateTime), e.type, e.additionalInfo, e.pendingAlert);
     for (const s of changes.scanState) this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence);

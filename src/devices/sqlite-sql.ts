@@ -99,7 +99,6 @@ export const deviceListSql = (status: DeviceStatus | undefined) => {
   };
 };
 
-
 /**
  * The per-device counts without the recount: the migration keeps `DeviceHistoryTotals` (all time)
  * and `DeviceHistoryBuckets` (per day and per month) up to date with triggers on Events and
@@ -184,20 +183,22 @@ export const presenceSql = {
  * for this connection only, whoever on it writes: routes, the scanner, an import, the alerts hook).
  * A device's answer shows its own row and history, and its children's name, status, relation, port
  * and IP, so a child's change also marks its parent. Commits by other connections are noticed
- * through `PRAGMA data_version` instead.
+ * through `PRAGMA data_version` instead. No key on the table: a trigger's conflict clause would be
+ * overridden by that of the statement that fired it (the copy's upsert), and duplicates are
+ * harmless.
  */
 export const changeTrackingSql = `
-  CREATE TEMP TABLE IF NOT EXISTS ChangedDevices (mac TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+  CREATE TEMP TABLE IF NOT EXISTS ChangedDevices (mac TEXT NOT NULL);
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_insert AFTER INSERT ON main.Devices BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) SELECT NEW.devMac UNION ALL
+    INSERT INTO ChangedDevices (mac) SELECT NEW.devMac UNION ALL
       SELECT NEW.devParentMAC WHERE NEW.devParentMAC != '';
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_delete AFTER DELETE ON main.Devices BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) SELECT OLD.devMac UNION ALL
+    INSERT INTO ChangedDevices (mac) SELECT OLD.devMac UNION ALL
       SELECT OLD.devParentMAC WHERE OLD.devParentMAC != '';
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_update AFTER UPDATE ON main.Devices BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) SELECT NEW.devMac UNION ALL SELECT OLD.devMac
+    INSERT INTO ChangedDevices (mac) SELECT NEW.devMac UNION ALL SELECT OLD.devMac
       UNION ALL SELECT parent FROM (SELECT OLD.devParentMAC AS parent UNION ALL SELECT NEW.devParentMAC)
       WHERE parent != '' AND (OLD.devParentMAC IS NOT NEW.devParentMAC OR OLD.devName IS NOT NEW.devName
         OR OLD.devPresentLastScan IS NOT NEW.devPresentLastScan OR OLD.devAlertDown IS NOT NEW.devAlertDown
@@ -205,26 +206,26 @@ export const changeTrackingSql = `
         OR OLD.devLastIP IS NOT NEW.devLastIP OR OLD.devMac IS NOT NEW.devMac);
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_event_insert AFTER INSERT ON main.Events BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) VALUES (NEW.eve_MAC);
+    INSERT INTO ChangedDevices (mac) VALUES (NEW.eve_MAC);
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_event_delete AFTER DELETE ON main.Events BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) VALUES (OLD.eve_MAC);
+    INSERT INTO ChangedDevices (mac) VALUES (OLD.eve_MAC);
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_event_update AFTER UPDATE ON main.Events BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) VALUES (OLD.eve_MAC), (NEW.eve_MAC);
+    INSERT INTO ChangedDevices (mac) VALUES (OLD.eve_MAC), (NEW.eve_MAC);
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_session_insert AFTER INSERT ON main.Sessions BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) VALUES (NEW.ses_MAC);
+    INSERT INTO ChangedDevices (mac) VALUES (NEW.ses_MAC);
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_session_delete AFTER DELETE ON main.Sessions BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) VALUES (OLD.ses_MAC);
+    INSERT INTO ChangedDevices (mac) VALUES (OLD.ses_MAC);
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_session_update AFTER UPDATE ON main.Sessions BEGIN
-    INSERT OR IGNORE INTO ChangedDevices (mac) VALUES (OLD.ses_MAC), (NEW.ses_MAC);
+    INSERT INTO ChangedDevices (mac) VALUES (OLD.ses_MAC), (NEW.ses_MAC);
   END;`;
 
 export const changedSql = {
-  list: 'SELECT mac FROM temp.ChangedDevices',
+  list: 'SELECT DISTINCT mac FROM temp.ChangedDevices',
   clear: 'DELETE FROM temp.ChangedDevices',
   dataVersion: 'PRAGMA data_version',
 } as const;

@@ -121,7 +121,12 @@ describe('Scanner cycles', () => {
   test('scanning not configured: runNow is a 409 and status says disabled', async () => {
     const handle = tempDb();
     try {
-      const scanner = new Scanner({ devices: new SqliteDeviceRepository(handle.db), config: config(''), logger, runTool: async () => arpOk });
+      const scanner = new Scanner({
+        devices: new SqliteDeviceRepository(handle.db),
+        config: config(''),
+        logger,
+        runTool: async () => arpOk,
+      });
       await assert.rejects(scanner.runNow(), (err) => err instanceof ApiError && err.statusCode === 409);
       assert.deepEqual(scanner.status(), { enabled: false, running: false, lastCycle: null });
     } finally {
@@ -174,7 +179,12 @@ describe('Scanner cycles', () => {
         tools.push(tool);
         throw new ApiError(503, 'Shutting down', 'The server is shutting down; the command was stopped.');
       };
-      const scanner = new Scanner({ devices: new SqliteDeviceRepository(handle.db), config: config('10.231.77.0/24@br0'), logger, runTool });
+      const scanner = new Scanner({
+        devices: new SqliteDeviceRepository(handle.db),
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool,
+      });
       await assert.rejects(scanner.runNow());
       assert.deepEqual(tools, ['arp-scan']);
     } finally {
@@ -239,7 +249,12 @@ describe('Scanner loop', () => {
             reject(new Error('aborted'));
           });
         });
-      const scanner = new Scanner({ devices: new SqliteDeviceRepository(handle.db), config: config('10.231.77.0/24@br0'), logger, runTool });
+      const scanner = new Scanner({
+        devices: new SqliteDeviceRepository(handle.db),
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool,
+      });
       scanner.start();
       assert.ok(await eventually(() => flag.started), 'the discovery started');
       const before = dumpTables(handle.db);
