@@ -158,7 +158,7 @@ export async function benchScan(seeded?: string): Promise<void> {
 
 const cyclerScript = fileURLToPath(new URL('./scan-cycler.js', import.meta.url));
 
-interface CyclerSummary {
+export interface CyclerSummary {
   cycles: number;
   events: number;
   medianMs: number;
@@ -170,9 +170,18 @@ interface CyclerSummary {
  * Starts scan-cycler.ts on `file` for `forMs` and resolves once it has started its first cycle;
  * `done` resolves with its summary.
  */
-async function startCycler(file: string, forMs: number): Promise<{ done: Promise<CyclerSummary> }> {
+export async function startCycler(
+  file: string,
+  forMs: number,
+  pauseMs = 0,
+): Promise<{ done: Promise<CyclerSummary> }> {
   const child = spawn(process.execPath, [cyclerScript], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', BENCH_DB: file, BENCH_CYCLE_MS: String(forMs) },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      BENCH_DB: file,
+      BENCH_CYCLE_MS: String(forMs),
+      BENCH_CYCLE_PAUSE_MS: String(pauseMs),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout });

@@ -27,15 +27,20 @@ export interface DeviceStats {
   readonly devPresenceHours: number;
 }
 
-/** A device view with what a cache needs to advance its presence hours in time. */
+/**
+ * A device view with how it changes with the clock alone (no write): until `until`, its counts stay
+ * as they are and its connected seconds grow by `slope` per second (open sessions add one each;
+ * for a period, a closed session that straddles the moving start loses one). That is what lets a
+ * cache keep the answer of any period exactly.
+ */
 export interface TimedView {
   readonly view: DeviceView;
-  /** Connected seconds within the period up to `now`. */
+  /** Connected seconds within the period at `now` (whole seconds). */
   readonly seconds: number;
-  /** Open sessions with a known start (each adds one second per second). */
-  readonly openSessions: number;
-  /** Start of the latest open session, or null. */
-  readonly latestOpenStart: Date | null;
+  /** Seconds gained per second until `until`. */
+  readonly slope: number;
+  /** When the view stops following the rule above; null: never (only a write changes it). */
+  readonly until: Date | null;
 }
 
 /** One element of devChildrenDynamic / devChildrenNicsDynamic. */

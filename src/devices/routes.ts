@@ -93,15 +93,10 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
     async (request, reply) => {
       const mac = pathMac(request.params.mac);
       const period = parsePeriod(request.query.period);
-      if (period === 'all') {
-        // The common case, served as ready JSON text (see view-cache.ts).
-        const json = cache.get(mac, new Date());
-        if (json === undefined) throw notFound(mac);
-        return reply.type('application/json; charset=utf-8').send(json);
-      }
-      const device = repository.get(mac, period, new Date());
-      if (device === undefined) throw notFound(mac);
-      return device;
+      // Served as ready JSON text, exact for `now` (see view-cache.ts).
+      const json = cache.get(mac, new Date(), period);
+      if (json === undefined) throw notFound(mac);
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 

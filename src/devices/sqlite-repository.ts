@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { GroupCommit } from '../db/group-commit.js';
-import { dbTime, fromDbTime, periodStart, type Period } from '../time.js';
+import { dbTime, fromDbTime, periodStart, periods, type Period } from '../time.js';
 import {
   defaultDeviceJson,
   editableFields,
@@ -99,8 +99,15 @@ interface TotalsRow {
 interface OpenRow {
   sessions: number;
   seconds: number;
-  withStart: number;
-  latestStart: string | null;
+  growing: number;
+  nextStart: string | null;
+  irregular: number;
+}
+
+interface NextChangeRow {
+  event: string | null;
+  ended: string | null;
+  started: string | null;
 }
 
 interface BucketsRow {
@@ -118,18 +125,23 @@ interface EdgeParams {
   dayFrom: string;
 }
 
-/** Period statistics with what a view cache needs to advance presence hours in time. */
+/** Period statistics with how they follow the clock (see TimedView). */
 interface PeriodStats {
   readonly stats: DeviceStats;
   readonly seconds: number;
-  readonly openSessions: number;
-  readonly latestOpenStart: string | null;
+  readonly slope: number;
+  /** Unix milliseconds; null: until a write. */
+  readonly until: number | null;
 }
 
 const editableNames = editableFields.map((f) => f.name);
 const defaultColumns: Readonly<Record<string, DbValue>> = jsonToColumns(defaultDeviceJson());
 const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
 const noTotals: TotalsRow = { events: 0, downAlerts: 0, sessions: 0, closedSeconds: 0, irregular: 0 };
+const noOpen: OpenRow = { sessions: 0, seconds: 0, growing: 0, nextStart: null, irregular: 0 };
+
+/** Storage text as Unix milliseconds (NaN when it is not a time). */
+const textMs = (text: string): number => Date.parse(fromDbTime(text));
 const nothingChanged: ReadonlySet<string> = new Set();
 
 /**
@@ -197,6 +209,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly edgeEventsStmt: Statement<[EdgeParams], { events: number; downAlerts: number }>;
   private readonly edgeEndedStmt: Statement<[EdgeParams], { n: number; sum: number }>;
   private readonly edgeStartedStmt: Statement<[EdgeParams], { n: number; sum: number }>;
+  private readonly nextChangeStmt: Statement<[{ mac: string; start: string }], NextChangeRow>;
   private readonly changedStmt: Statement<[], string>;
   private readonly clearChangedStmt: Statement<[]>;
   private readonly dataVersionStmt: Statement<[], number>;
@@ -246,6 +259,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.edgeEventsStmt = db.prepare(countSql.edgeEvents);
     this.edgeEndedStmt = db.prepare(countSql.edgeEnded);
     this.edgeStartedStmt = db.prepare(countSql.edgeStarted);
+    this.nextChangeStmt = db.prepare(countSql.nextChange);
     db.exec(changeTrackingSql);
     this.changedStmt = db.prepare<[], string>(changedSql.list).pluck();
     this.clearChangedStmt = db.prepare(changedSql.clear);
@@ -344,7 +358,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       const row = this.selectStmt.get(mac);
       if (row === undefined) return undefined;
       const children = this.listChildren(mac);
-      const { stats, seconds, openSessions, latestOpenStart } = this.periodStats(mac, period, now);
+      const { stats, seconds, slope, until } = this.periodStats(mac, period, now);
       const view: DeviceView = {
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
@@ -352,8 +366,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
         devChildrenDynamic: children,
         devChildrenNicsDynamic: children.filter((c) => c.devParentRelType === 'nic'),
       };
-      const start = latestOpenStart === null ? null : new Date(fromDbTime(latestOpenStart));
-      return { view, seconds, openSessions, latestOpenStart: start };
+      return { view, seconds, slope, until: until === null ? null : new Date(until) };
     });
   }
 
@@ -498,17 +511,18 @@ export class SqliteDeviceRepository implements DeviceRepository {
     const start = periodStart(period, now) ?? '';
     const nowText = dbTime(now);
     const totals = this.totalsStmt.get(mac) ?? noTotals;
-    if (period !== 'all' && totals.irregular > 0) return this.recount(mac, start, nowText);
-    const open = this.openStmt.get({ mac, start, now: nowText }) ?? {
-      sessions: 0,
-      seconds: 0,
-      withStart: 0,
-      latestStart: null,
-    };
+    if (period !== 'all' && totals.irregular > 0) return this.recount(mac, start, nowText, now);
+    const open = this.openStmt.get({ mac, start, now: nowText }) ?? noOpen;
     let events = totals.events;
     let downAlerts = totals.downAlerts;
     let sessions = totals.sessions;
     let seconds = totals.closedSeconds + open.seconds;
+    let slope = open.growing;
+    // When the answer stops following the clock alone: a future open session starts, or (for a
+    // period) the moving start passes the next event or session boundary.
+    const changes: number[] = [];
+    if (open.nextStart !== null) changes.push(textMs(open.nextStart));
+    if (open.irregular > 0) changes.push(now.getTime());
     if (period !== 'all') {
       // Closed sessions that end after the start: those ending on later days are in the buckets
       // by their end, those ending on the start's day are read raw. Their connected seconds within
@@ -524,11 +538,17 @@ export class SqliteDeviceRepository implements DeviceRepository {
       const endedSum = (buckets?.endedSum ?? 0) + (ended?.sum ?? 0);
       const startedCount = (buckets?.started ?? 0) + (started?.n ?? 0);
       const startedSum = (buckets?.startedSum ?? 0) + (started?.sum ?? 0);
-      const startSeconds = Date.parse(fromDbTime(start)) / 1000;
+      const startSeconds = textMs(start) / 1000;
       events = (buckets?.events ?? 0) + (edgeEvents?.events ?? 0);
       downAlerts = (buckets?.downAlerts ?? 0) + (edgeEvents?.downAlerts ?? 0);
       sessions = endedCount + open.sessions;
       seconds = endedSum - startedSum - startSeconds * (endedCount - startedCount) + open.seconds;
+      // Each closed session that straddles the start loses a second per second as it moves.
+      slope -= endedCount - startedCount;
+      const next = this.nextChangeStmt.get({ mac, start });
+      const length = (periods[period] ?? 0) * 86_400_000;
+      for (const text of [next?.event, next?.ended, next?.started])
+        if (text !== null && text !== undefined) changes.push(textMs(text) + length);
     }
     return {
       stats: {
@@ -538,13 +558,13 @@ export class SqliteDeviceRepository implements DeviceRepository {
         devPresenceHours: presenceHours(seconds),
       },
       seconds,
-      openSessions: open.withStart,
-      latestOpenStart: open.latestStart,
+      slope,
+      until: earliest(changes, now),
     };
   }
 
-  /** The counts from the raw rows, with the statements that define them. */
-  private recount(mac: string, start: string, now: string): PeriodStats {
+  /** The counts from the raw rows, with the statements that define them (not cacheable). */
+  private recount(mac: string, start: string, now: string, at: Date): PeriodStats {
     const events = this.eventCountsStmt.get({ mac, start });
     const sessions = this.sessionStatsStmt.get({ mac, start, now });
     const seconds = sessions?.seconds ?? 0;
@@ -556,8 +576,18 @@ export class SqliteDeviceRepository implements DeviceRepository {
         devPresenceHours: presenceHours(seconds),
       },
       seconds,
-      openSessions: sessions?.openSessions ?? 0,
-      latestOpenStart: sessions?.latestOpenStart ?? null,
+      slope: 0,
+      until: at.getTime(),
     };
   }
+}
+
+/** The earliest of `times` (Unix ms); `now` when one is not a time; null when there are none. */
+function earliest(times: readonly number[], now: Date): number | null {
+  let result: number | null = null;
+  for (const time of times) {
+    if (Number.isNaN(time)) return now.getTime();
+    if (result === null || time < result) result = time;
+  }
+  return result;
 }

@@ -110,11 +110,26 @@ export const countSql = {
   totals: `SELECT events, downAlerts, sessions, closedSeconds, irregular
     FROM DeviceHistoryTotals WHERE mac = ?`,
   // Open sessions count in every period and end "now"; a start before the period is clipped to it.
+  // `growing` open sessions add a second per second; `nextStart` is when a future one starts to;
+  // `irregular` ones (a start that is not canonical storage text) keep a cache from relying on that.
   openSessions: `SELECT COUNT(*) AS sessions,
       TOTAL(MAX(0, unixepoch(@now) - unixepoch(MAX(ses_DateTimeConnection, @start)))) AS seconds,
-      COUNT(ses_DateTimeConnection) AS withStart,
-      MAX(ses_DateTimeConnection) AS latestStart
+      COUNT(*) FILTER (WHERE ses_DateTimeConnection >= @start AND ses_DateTimeConnection <= @now) AS growing,
+      MIN(ses_DateTimeConnection) FILTER (WHERE ses_DateTimeConnection > @now) AS nextStart,
+      COUNT(*) FILTER (WHERE ses_DateTimeConnection IS NOT NULL
+        AND datetime(ses_DateTimeConnection) IS NOT ses_DateTimeConnection) AS irregular
     FROM Sessions WHERE ses_MAC = @mac AND ${sessionOpen}`,
+  // The earliest row time at or after a period's start: when the start passes it, a count (or the
+  // rate at which presence changes) changes.
+  nextChange: `SELECT
+      (SELECT eve_DateTime FROM Events WHERE eve_MAC = @mac AND eve_DateTime >= @start
+         AND eve_EventType NOT IN ('Connected', 'Disconnected') ORDER BY eve_DateTime LIMIT 1) AS event,
+      (SELECT ses_DateTimeDisconnection FROM Sessions WHERE ses_MAC = @mac
+         AND ses_DateTimeDisconnection > @start AND NOT ${sessionOpen}
+         ORDER BY ses_DateTimeDisconnection LIMIT 1) AS ended,
+      (SELECT ses_DateTimeConnection FROM Sessions INDEXED BY Sessions_mac_connection
+         WHERE ses_MAC = @mac AND ses_DateTimeConnection >= @start
+         ORDER BY ses_DateTimeConnection LIMIT 1) AS started`,
   buckets: `SELECT TOTAL(events) AS events, TOTAL(downAlerts) AS downAlerts,
       TOTAL(ended) AS ended, TOTAL(endedSum) AS endedSum,
       TOTAL(started) AS started, TOTAL(startedSum) AS startedSum

@@ -1,11 +1,13 @@
 /**
- * The JSON text of `GET /device/<mac>` (period `all`), kept until a write changes that answer.
+ * The JSON text of `GET /device/<mac>`, per period, kept until a write changes that answer or the
+ * clock moves it past what the entry can follow.
  *
- * Why it is exact: with no period window nothing in the answer depends on the clock except
- * devPresenceHours, and that grows by exactly one second per second for each open session that
- * has started. An entry therefore stores its text split around the hours value, the connected
- * seconds at the time it was made, and the number of open sessions; a hit splices in the hours for
- * `now`. Before each answer the store says which devices' answers changed since the last one
+ * Why it is exact: between writes an answer depends on the clock in two ways only. Its connected
+ * seconds change at a constant rate (each open session adds a second per second; for a period, each
+ * closed session that straddles the moving start loses one), and its counts change when the moving
+ * start passes a row's time. The store says both (`TimedView`: `seconds`, `slope`, `until`), so an
+ * entry keeps its text split around the hours value and a hit splices in the hours for `now`, until
+ * `until`. Before each answer the store says which devices' answers changed since the last one
  * (`pollChanges`): a write through this process drops exactly those entries (the device, its
  * parent when a child field changed, every device a scan cycle touched); a commit by another
  * process, whose rows nothing here can name, drops them all.
@@ -13,6 +15,7 @@
  * Why text: serialising ~40 fields per request was a large part of a GET, and a string takes a
  * fraction of the memory of the object it came from.
  */
+import type { Period } from '../time.js';
 import { presenceHours, type DeviceRepository } from './repository.js';
 
 interface Entry {
@@ -22,22 +25,26 @@ interface Entry {
   readonly tail: string;
   /** Connected seconds at `atSeconds`. */
   readonly seconds: number;
-  readonly openSessions: number;
+  /** Seconds gained per second. */
+  readonly slope: number;
   /** Unix seconds at which the entry was made. */
   readonly atSeconds: number;
+  /** Unix milliseconds from which the entry no longer holds; Infinity: until a write. */
+  readonly until: number;
 }
 
 const hoursKey = '"devPresenceHours":';
 
 /**
- * Characters of JSON text kept before the cache starts over: 16 Mi characters, 16-32 MiB of heap.
+ * Characters of JSON text kept before the cache starts over: 32 Mi characters, 32-64 MiB of heap.
  * A device is ~1 KB of JSON with the catalogue's defaults, but its text fields may hold up to 16 KB
  * each, so the bound is on size, not on the number of devices.
  */
-const defaultMaxChars = 16 * 1024 * 1024;
+const defaultMaxChars = 32 * 1024 * 1024;
 
 export class DeviceJsonCache {
-  private readonly entries = new Map<string, Entry>();
+  /** Per device, per period. */
+  private readonly entries = new Map<string, Map<Period, Entry>>();
   private chars = 0;
 
   /**
@@ -55,29 +62,34 @@ export class DeviceJsonCache {
   }
 
   private drop(mac: string): void {
-    const entry = this.entries.get(mac);
-    if (entry === undefined) return;
-    this.chars -= entry.head.length + entry.tail.length;
+    const byPeriod = this.entries.get(mac);
+    if (byPeriod === undefined) return;
+    for (const entry of byPeriod.values()) this.chars -= entry.head.length + entry.tail.length;
     this.entries.delete(mac);
   }
 
-  /** JSON text of the device for period `all`, or undefined when the device does not exist. */
-  get(mac: string, now: Date): string | undefined {
+  /** JSON text of the device for `period`, or undefined when the device does not exist. */
+  get(mac: string, now: Date, period: Period = 'all'): string | undefined {
     const changed = this.repository.pollChanges();
     if (changed === 'all') this.clear();
     else for (const device of changed) this.drop(device);
-    const nowSeconds = Math.floor(now.getTime() / 1000);
-    const hit = this.entries.get(mac);
+    const nowMs = now.getTime();
+    const nowSeconds = Math.floor(nowMs / 1000);
+    const byPeriod = this.entries.get(mac);
+    const hit = byPeriod?.get(period);
     if (hit !== undefined) {
-      const seconds = hit.seconds + hit.openSessions * (nowSeconds - hit.atSeconds);
-      return `${hit.head}${String(presenceHours(seconds))}${hit.tail}`;
+      if (nowMs < hit.until && nowSeconds >= hit.atSeconds) {
+        const seconds = hit.seconds + hit.slope * (nowSeconds - hit.atSeconds);
+        return `${hit.head}${String(presenceHours(seconds))}${hit.tail}`;
+      }
+      byPeriod?.delete(period);
+      this.chars -= hit.head.length + hit.tail.length;
     }
-    const timed = this.repository.getTimed(mac, 'all', now);
+    const timed = this.repository.getTimed(mac, period, now);
     if (timed === undefined) return undefined;
     const json = JSON.stringify(timed.view);
-    // An open session dated in the future adds nothing until it starts: not linear, not cached.
-    const latest = timed.latestOpenStart?.getTime();
-    if (latest !== undefined && !(latest <= nowSeconds * 1000)) return json;
+    const until = timed.until === null ? Infinity : timed.until.getTime();
+    if (until <= nowMs) return json;
     // The first unescaped `"devPresenceHours":` is the key: inside a string value quotes are escaped.
     const valueStart = json.indexOf(hoursKey) + hoursKey.length;
     const valueText = String(timed.view.devPresenceHours);
@@ -86,13 +98,16 @@ export class DeviceJsonCache {
     const head = json.slice(0, valueStart);
     const tail = json.slice(valueStart + valueText.length);
     this.chars += head.length + tail.length;
-    this.entries.set(mac, {
+    const entries = this.entries.get(mac) ?? new Map<Period, Entry>();
+    entries.set(period, {
       head,
       tail,
       seconds: timed.seconds,
-      openSessions: timed.openSessions,
+      slope: timed.slope,
       atSeconds: nowSeconds,
+      until,
     });
+    this.entries.set(mac, entries);
     return json;
   }
 }

@@ -4,7 +4,7 @@
  * CLI or an import would make them, irregular times included), every computed field of every
  * device, for every period and at several moments, equals a recount from the raw Events and
  * Sessions tables with the statements that define the counts; and the GET cache's text equals the
- * uncached answer.
+ * uncached answer, for every period, also when the clock has moved on since the entry was made.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -213,9 +213,15 @@ function check(world: World, at: number): void {
         `${device} ${period} at ${now.toISOString()}`,
       );
     }
-    const cached = cache.get(device, now);
-    const direct = repo.get(device, 'all', now);
-    assert.deepEqual(cached === undefined ? undefined : JSON.parse(cached), direct, `cache ${device}`);
+    for (const period of Object.keys(periods) as Period[]) {
+      const cached = cache.get(device, now, period);
+      const direct = repo.get(device, period, now);
+      assert.deepEqual(
+        cached === undefined ? undefined : JSON.parse(cached),
+        direct,
+        `cache ${device} ${period} at ${now.toISOString()}`,
+      );
+    }
   }
 }
 
