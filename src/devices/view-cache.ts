@@ -36,11 +36,11 @@ interface Entry {
 const hoursKey = '"devPresenceHours":';
 
 /**
- * Characters of JSON text kept before the cache starts over: 32 Mi characters, 32-64 MiB of heap.
+ * Characters of JSON text kept before the cache starts over: 16 Mi characters, 16-32 MiB of heap.
  * A device is ~1 KB of JSON with the catalogue's defaults, but its text fields may hold up to 16 KB
  * each, so the bound is on size, not on the number of devices.
  */
-const defaultMaxChars = 32 * 1024 * 1024;
+const defaultMaxChars = 16 * 1024 * 1024;
 
 export class DeviceJsonCache {
   /** Per device, per period. */
