@@ -96,7 +96,9 @@ export async function benchNettools(): Promise<void> {
   });
   const xmlDir = mkdtempSync(join(tmpdir(), 'netkeep-bench-'));
   try {
-    console.log('| tool (medians of interleaved runs) | via API | direct | overhead | ratio (target <= 1.1) |');
+    console.log(
+      '| tool (medians of interleaved runs) | via API | direct | overhead | ratio (target <= 1.1) |',
+    );
     console.log('| --- | ---: | ---: | ---: | ---: |');
     await compare(
       'nmap -F 127.0.0.1',
@@ -124,7 +126,9 @@ export async function benchNettools(): Promise<void> {
     await compare(
       'traceroute 127.0.0.1',
       async () => {
-        const res = await server.request('POST', '/nettools/traceroute', { body: { devLastIP: '127.0.0.1' } });
+        const res = await server.request('POST', '/nettools/traceroute', {
+          body: { devLastIP: '127.0.0.1' },
+        });
         if (res.status !== 200) throw new Error(res.text);
       },
       () => direct('/usr/sbin/traceroute', tracerouteArgs('127.0.0.1', 30)),

@@ -64,7 +64,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onRequest', async (_request, reply) => {
     if (!closing) return;
     void reply.header('Connection', 'close');
-    throw new ApiError(503, 'Unavailable', 'The server is shutting down.');
+    throw new ApiError(503, 'Unavailable', 'The server is shutting down.', undefined, {}, 'SHUTTING_DOWN');
   });
   registerAuth(app, options.token);
   registerJsonParser(app, options.bodyLimit);
@@ -112,7 +112,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     async () => {
       if (options.isHealthy && !options.isHealthy())
-        throw new ApiError(503, 'Unavailable', 'The database is not open.');
+        throw new ApiError(
+          503,
+          'Unavailable',
+          'The database is not open.',
+          undefined,
+          {},
+          'DATABASE_UNAVAILABLE',
+        );
       return { status: 'ok' as const };
     },
   );
@@ -131,7 +138,7 @@ function registerJsonParser(app: App, bodyLimit: number): void {
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch {
-      done(ApiError.badRequest('The request body is not valid JSON.'), undefined);
+      done(ApiError.badRequest('The request body is not valid JSON.', 'INVALID_JSON'), undefined);
     }
   });
 }
