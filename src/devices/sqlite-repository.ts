@@ -546,7 +546,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       // Each closed session that straddles the start loses a second per second as it moves.
       slope -= endedCount - startedCount;
       const next = this.nextChangeStmt.get({ mac, start });
-      const length = (periods[period] ?? 0) * 86_400_000;
+      const length = periods[period] * 86_400_000;
       for (const text of [next?.event, next?.ended, next?.started])
         if (text !== null && text !== undefined) changes.push(textMs(text) + length);
     }
