@@ -36,11 +36,12 @@ interface Entry {
 const hoursKey = '"devPresenceHours":';
 
 /**
- * Characters of JSON text kept before the cache starts over: 16 Mi characters, 16-32 MiB of heap.
- * A device is ~1 KB of JSON with the catalogue's defaults, but its text fields may hold up to 16 KB
- * each, so the bound is on size, not on the number of devices.
+ * Characters of JSON text kept: 24 Mi characters, 24-48 MiB of heap; beyond it the devices cached
+ * first are dropped first. A device is ~1 KB of JSON with the catalogue's defaults (so 10,000
+ * devices fit for two periods), but its text fields may hold up to 16 KB each, so the bound is on
+ * size, not on the number of devices.
  */
-const defaultMaxChars = 16 * 1024 * 1024;
+const defaultMaxChars = 24 * 1024 * 1024;
 
 export class DeviceJsonCache {
   /** Per device, per period. */
@@ -49,7 +50,7 @@ export class DeviceJsonCache {
 
   /**
    * @param repository where views come from and which says what changed
-   * @param maxChars JSON characters kept before the cache starts over
+   * @param maxChars JSON characters kept
    */
   constructor(
     private readonly repository: DeviceRepository,
@@ -94,7 +95,11 @@ export class DeviceJsonCache {
     const valueStart = json.indexOf(hoursKey) + hoursKey.length;
     const valueText = String(timed.view.devPresenceHours);
     if (valueStart < hoursKey.length || !json.startsWith(valueText, valueStart)) return json;
-    if (this.chars + json.length > this.maxChars) this.clear();
+    // Oldest first (a Map iterates in insertion order): one device's entries at a time.
+    for (const oldest of this.entries.keys()) {
+      if (this.chars + json.length <= this.maxChars) break;
+      this.drop(oldest);
+    }
     const head = json.slice(0, valueStart);
     const tail = json.slice(valueStart + valueText.length);
     this.chars += head.length + tail.length;
