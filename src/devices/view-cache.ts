@@ -15,7 +15,7 @@
  * Why text: serialising ~40 fields per request was a large part of a GET, and a string takes a
  * fraction of the memory of the object it came from.
  */
-import type { Period } from '../time.js';
+import { periods, type Period } from '../time.js';
 import { presenceHours, type DeviceRepository } from './repository.js';
 
 interface Entry {
@@ -35,8 +35,11 @@ interface Entry {
 
 const hoursKey = '"devPresenceHours":';
 
+const cachedPeriods = Object.keys(periods) as Period[];
+const entryKey = (mac: string, period: Period): string => `${period}|${mac}`;
+
 /**
- * Characters of JSON text kept: 24 Mi characters, 24-48 MiB of heap; beyond it the devices cached
+ * Characters of JSON text kept: 24 Mi characters, 24-48 MiB of heap; beyond it the entries cached
  * first are dropped first. A device is ~1 KB of JSON with the catalogue's defaults (so 10,000
  * devices fit for two periods), but its text fields may hold up to 16 KB each, so the bound is on
  * size, not on the number of devices.
@@ -44,8 +47,8 @@ const hoursKey = '"devPresenceHours":';
 const defaultMaxChars = 24 * 1024 * 1024;
 
 export class DeviceJsonCache {
-  /** Per device, per period. */
-  private readonly entries = new Map<string, Map<Period, Entry>>();
+  /** Keyed by `entryKey(mac, period)`, oldest first. */
+  private readonly entries = new Map<string, Entry>();
   private chars = 0;
 
   /**
@@ -62,11 +65,16 @@ export class DeviceJsonCache {
     this.chars = 0;
   }
 
+  private dropEntry(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.chars -= entry.head.length + entry.tail.length;
+    this.entries.delete(key);
+  }
+
+  /** Every period's entry of a device. */
   private drop(mac: string): void {
-    const byPeriod = this.entries.get(mac);
-    if (byPeriod === undefined) return;
-    for (const entry of byPeriod.values()) this.chars -= entry.head.length + entry.tail.length;
-    this.entries.delete(mac);
+    for (const period of cachedPeriods) this.dropEntry(entryKey(mac, period));
   }
 
   /** JSON text of the device for `period`, or undefined when the device does not exist. */
@@ -76,15 +84,14 @@ export class DeviceJsonCache {
     else for (const device of changed) this.drop(device);
     const nowMs = now.getTime();
     const nowSeconds = Math.floor(nowMs / 1000);
-    const byPeriod = this.entries.get(mac);
-    const hit = byPeriod?.get(period);
+    const key = entryKey(mac, period);
+    const hit = this.entries.get(key);
     if (hit !== undefined) {
       if (nowMs < hit.until && nowSeconds >= hit.atSeconds) {
         const seconds = hit.seconds + hit.slope * (nowSeconds - hit.atSeconds);
         return `${hit.head}${String(presenceHours(seconds))}${hit.tail}`;
       }
-      byPeriod?.delete(period);
-      this.chars -= hit.head.length + hit.tail.length;
+      this.dropEntry(key);
     }
     const timed = this.repository.getTimed(mac, period, now);
     if (timed === undefined) return undefined;
@@ -95,16 +102,15 @@ export class DeviceJsonCache {
     const valueStart = json.indexOf(hoursKey) + hoursKey.length;
     const valueText = String(timed.view.devPresenceHours);
     if (valueStart < hoursKey.length || !json.startsWith(valueText, valueStart)) return json;
-    // Oldest first (a Map iterates in insertion order): one device's entries at a time.
+    // Oldest first (a Map iterates in insertion order).
     for (const oldest of this.entries.keys()) {
       if (this.chars + json.length <= this.maxChars) break;
-      this.drop(oldest);
+      this.dropEntry(oldest);
     }
     const head = json.slice(0, valueStart);
     const tail = json.slice(valueStart + valueText.length);
     this.chars += head.length + tail.length;
-    const entries = this.entries.get(mac) ?? new Map<Period, Entry>();
-    entries.set(period, {
+    this.entries.set(key, {
       head,
       tail,
       seconds: timed.seconds,
@@ -112,7 +118,6 @@ export class DeviceJsonCache {
       atSeconds: nowSeconds,
       until,
     });
-    this.entries.set(mac, entries);
     return json;
   }
 }
