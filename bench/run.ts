@@ -10,6 +10,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   devices: () => import('./devices.js'),
   scan: () => import('./scan.js'),
   nettools: () => import('./nettools.js'),
+  live: () => import('./live.js'),
 };
 
 const wanted = process.argv.slice(2);

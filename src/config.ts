@@ -154,6 +154,21 @@ export const variables = {
     oneOf('auto', 'arp-scan', 'nmap'),
   ),
   SCAN_TIMEOUT_MS: spec('120000', 'Time limit of one subnet discovery command.', integer(1000, 3_600_000)),
+  SSE_KEEPALIVE_MS: spec(
+    '15000',
+    'Interval of the comment line that keeps event streams open through proxies.',
+    integer(10, 600_000),
+  ),
+  STREAM_REPLAY_EVENTS: spec(
+    '1000',
+    'Messages of GET /stream kept for replay to a client reconnecting with Last-Event-ID.',
+    integer(0, 1_000_000),
+  ),
+  STREAM_CLIENT_BUFFER_BYTES: spec(
+    '1048576',
+    'Unsent bytes a GET /stream client may hold (a stalled reader); beyond that it is disconnected.',
+    integer(1024, 256 * 1024 * 1024),
+  ),
   HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
 } as const;
 

@@ -12,6 +12,11 @@ import deviceRoutes from './devices/routes.js';
 import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
+import { deviceSummaryReader } from './live/device-summary.js';
+import { LiveHub } from './live/hub.js';
+import liveRoutes from './live/routes.js';
+import { Metrics } from './metrics/metrics.js';
+import metricsRoutes, { instrumentRequests } from './metrics/routes.js';
 import nettoolsRoutes from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
@@ -27,6 +32,8 @@ export interface Server {
   readonly tokenFile: string | undefined;
   /** What changed, after it was committed (API writes, scan cycles). */
   readonly feed: ChangeFeed;
+  /** Prometheus metrics; the alert delivery reports each notification with `recordNotification`. */
+  readonly metrics: Metrics;
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -40,6 +47,8 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
 
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
+  const metrics = new Metrics({ db, feed });
+  instrumentRequests(app, metrics);
   const devices = new SqliteDeviceRepository(db);
   // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
   await app.register(deviceRoutes, { repository: devices, feed });
@@ -51,6 +60,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     queue: config.TOOL_QUEUE,
     outputLimit: config.TOOL_OUTPUT_LIMIT,
     logger: logger.child({ component: 'nettools' }),
+    onOutcome: (tool, outcome) => {
+      metrics.recordToolRun(tool, outcome);
+    },
   });
   await app.register(nettoolsRoutes, { config, runner });
 
@@ -67,7 +79,19 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
   });
-  await app.register(scanRoutes, { scanner });
+  await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
+
+  const hub = new LiveHub({
+    feed,
+    replayLimit: config.STREAM_REPLAY_EVENTS,
+    describeDevices: deviceSummaryReader(db),
+  });
+  await app.register(liveRoutes, {
+    hub,
+    keepAliveMs: config.SSE_KEEPALIVE_MS,
+    clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
+  });
+  await app.register(metricsRoutes, { metrics });
   scanner.start();
   const retention = new HistoryRetention({
     devices,
@@ -88,11 +112,13 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
       await retention.stop();
+      hub.close();
+      metrics.close();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (db.open) db.close();
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, close };
+  return { app, token, tokenFile: file, feed, metrics, close };
 }

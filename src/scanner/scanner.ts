@@ -63,6 +63,14 @@ export function scanTool(setting: ScannerConfig['SCAN_TOOL'], arpScanInstalled: 
   return setting;
 }
 
+/** One subnet of a cycle discovered (live progress of a cycle started with runNow). */
+export interface SubnetProgress {
+  /** The subnet as configured, e.g. 192.168.1.0/24@eth0. */
+  readonly subnet: string;
+  /** Distinct MACs seen on it. */
+  readonly devicesSeen: number;
+}
+
 export interface ScanStatus {
   /** False when SCAN_SUBNETS is empty. */
   readonly enabled: boolean;
@@ -113,14 +121,14 @@ export class Scanner {
    * Runs a cycle now and resolves with its summary. A `conflict` when scanning is not configured
    * or a cycle is already running; `command-failed` when the cycle failed (nothing was changed).
    */
-  async runNow(): Promise<CycleSummary> {
+  async runNow(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     if (!this.enabled)
       throw new DomainError(
         'conflict',
         'Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).',
         { code: 'SCAN_NOT_CONFIGURED' },
       );
-    const summary = await this.startCycle();
+    const summary = await this.startCycle(onProgress);
     if (summary.errors.length > 0) {
       throw new DomainError(
         'command-failed',
@@ -139,7 +147,7 @@ export class Scanner {
     await Promise.allSettled([this.current]);
   }
 
-  private startCycle(): Promise<CycleSummary> {
+  private startCycle(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     if (this.current)
       throw new DomainError('conflict', 'A scan cycle is already running; try again when it has finished.', {
         code: 'SCAN_RUNNING',
@@ -149,7 +157,7 @@ export class Scanner {
         code: 'SHUTTING_DOWN',
         reason: 'Unavailable',
       });
-    const run = this.cycle().finally(() => {
+    const run = this.cycle(onProgress).finally(() => {
       this.current = undefined;
     });
     this.current = run;
@@ -171,7 +179,7 @@ export class Scanner {
     this.scheduleLoop(Math.max(0, started + this.intervalMs - performance.now()));
   }
 
-  private async cycle(): Promise<CycleSummary> {
+  private async cycle(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     const startedAt = this.now();
     const clock = performance.now();
     const controller = new AbortController();
@@ -184,7 +192,12 @@ export class Scanner {
         break;
       }
       try {
-        results.push(await this.discover(subnet, controller.signal));
+        const result = await this.discover(subnet, controller.signal);
+        results.push(result);
+        onProgress?.({
+          subnet: subnet.label,
+          devicesSeen: new Set(result.sightings.map((sighting) => sighting.mac)).size,
+        });
       } catch (err) {
         errors.push(err instanceof Error ? err.message : String(err));
       }
