@@ -13,7 +13,8 @@ import type { Period } from '../time.js';
 import type { DeviceJson } from './catalogue.js';
 import type { EventJson, SessionJson } from './history.js';
 import type { KnownDevice, PresenceChanges } from './presence.js';
-import type { DeviceStatus } from './status.js';
+import type { DeviceListQuery } from './list-query.js';
+import type { DeviceGroup, DeviceStatus } from './status.js';
 
 /** Computed per-device counts for one period. */
 export interface DeviceStats {
@@ -76,10 +77,8 @@ export interface PageResult<T> {
   readonly total: number;
 }
 
-export interface DeviceFilter {
-  /** Only devices with this devStatus (the rule of status.ts). */
-  readonly status?: DeviceStatus;
-}
+/** The counts of the status counters, keyed by group (status.ts). */
+export type DeviceTotals = Readonly<Record<DeviceGroup, number>>;
 
 /**
  * A device field's value as the store accepts it: text, a 0/1 flag or a port as numbers, a time as
@@ -101,8 +100,13 @@ export interface PruneResult {
 export type Changes = ReadonlySet<string> | 'all';
 
 export interface ApplyHooks {
-  /** Called inside the transaction, after every write and before COMMIT (the alerts outbox). */
+  /**
+   * Called inside the transaction, after the cycle's writes and before COMMIT: the alert outbox
+   * writes the cycle's notifications here, so they are committed with the cycle or not at all.
+   */
   readonly beforeCommit?: () => void;
+  /** Test seam: called inside the transaction, after every write and before COMMIT (crash tests). */
+  readonly testOnlyBeforeCommit?: () => void;
 }
 
 export interface DeviceRepository {
@@ -144,8 +148,13 @@ export interface DeviceRepository {
   updateColumn(mac: string, column: string, value: DeviceValue): boolean;
   listChildren(mac: string): DeviceChild[];
   stats(mac: string, period: Period, now: Date): DeviceStats;
-  /** Devices in MAC order, optionally filtered by status; `total` counts the filtered list. */
-  listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem>;
+  /**
+   * Devices filtered by status or group and search text, sorted (MAC order by default); `total`
+   * counts the filtered list.
+   */
+  listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem>;
+  /** How many devices each status counter holds. */
+  totals(): DeviceTotals;
   /**
    * The device's events at or after the period start (the rule of devEvents, without its type
    * filter), newest first. Undefined when the device does not exist.

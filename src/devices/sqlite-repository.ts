@@ -39,8 +39,8 @@ import {
   type CreateResult,
   type DeviceChanges,
   type DeviceChild,
-  type DeviceFilter,
   type DeviceListItem,
+  type DeviceTotals,
   type DeviceRepository,
   type DeviceStats,
   type DeviceValue,
@@ -54,15 +54,16 @@ import {
   changedSql,
   changeTrackingSql,
   countSql,
-  deviceListSql,
+  deviceListStatements,
   deviceSql,
   presenceSql,
 } from './sqlite-sql.js';
-import { deviceStatus, deviceStatuses, type DeviceStatus } from './status.js';
+import { searchParams, type DeviceListQuery } from './list-query.js';
+import { deviceGroups, deviceStatus, deviceTotalsSql, type DeviceGroup } from './status.js';
 
 interface ListStatements {
-  readonly page: Statement<[Page], DeviceRow>;
-  readonly total: Statement<[], number>;
+  readonly page: Statement<[Record<string, unknown>], DeviceRow>;
+  readonly total: Statement<[Record<string, unknown>], number>;
 }
 
 interface ChildRow {
@@ -227,8 +228,9 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly pruneEventsStmt: Statement<[string, number]>;
   private readonly pruneSessionsStmt: Statement<[string, number]>;
   private readonly pruneScanStateStmt: Statement<[]>;
-  /** Keyed by status; '' is the unfiltered list. */
-  private readonly listStmts: ReadonlyMap<DeviceStatus | '', ListStatements>;
+  /** Prepared on first use and kept, keyed by SQL text: one entry per list shape (a few hundred at most). */
+  private readonly listStmts = new Map<string, ListStatements>();
+  private readonly groupTotalsStmt: Statement<[], Record<DeviceGroup, number>>;
   /** Runs a read in one transaction, so a page and its total come from one snapshot. */
   private readonly readTx: <T>(read: () => T) => T;
   private readonly deleteTx: (mac: string) => boolean;
@@ -283,16 +285,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.pruneEventsStmt = db.prepare(presenceSql.pruneEvents);
     this.pruneSessionsStmt = db.prepare(presenceSql.pruneSessions);
     this.pruneScanStateStmt = db.prepare(presenceSql.pruneScanState);
-    this.listStmts = new Map(
-      [undefined, ...deviceStatuses].map((status) => {
-        const sql = deviceListSql(status);
-        const statements: ListStatements = {
-          page: db.prepare(sql.page),
-          total: db.prepare<[], number>(sql.total).pluck(),
-        };
-        return [status ?? '', statements];
-      }),
-    );
+    this.groupTotalsStmt = db.prepare(deviceTotalsSql);
     const read = db.transaction((fn: () => unknown) => fn());
     this.readTx = <T>(fn: () => T): T => read(fn) as T;
     this.commits = new GroupCommit(db);
@@ -325,6 +318,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.presenceTx = db.transaction((changes: PresenceChanges, hooks: ApplyHooks) => {
       this.writePresence(changes);
       hooks.beforeCommit?.();
+      hooks.testOnlyBeforeCommit?.();
     });
   }
 
@@ -419,16 +413,34 @@ export class SqliteDeviceRepository implements DeviceRepository {
     }));
   }
 
-  listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem> {
-    const statements = this.listStmts.get(filter.status ?? '');
-    if (statements === undefined) throw new RangeError(`unknown status '${String(filter.status)}'`);
+  listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem> {
+    const statements = this.listStatements(query);
+    const search = searchParams(query.q);
     return this.readTx(() => ({
-      items: statements.page.all(page).map((row) => ({
+      items: statements.page.all({ ...search, ...page }).map((row) => ({
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
       })),
-      total: statements.total.get() ?? 0,
+      total: statements.total.get(search) ?? 0,
     }));
+  }
+
+  totals(): DeviceTotals {
+    const row = this.groupTotalsStmt.get();
+    return Object.fromEntries(deviceGroups.map((group) => [group, row?.[group] ?? 0])) as DeviceTotals;
+  }
+
+  private listStatements(query: DeviceListQuery): ListStatements {
+    const sql = deviceListStatements(query);
+    let statements = this.listStmts.get(sql.page);
+    if (statements === undefined) {
+      statements = {
+        page: this.db.prepare(sql.page),
+        total: this.db.prepare<[Record<string, unknown>], number>(sql.total).pluck(),
+      };
+      this.listStmts.set(sql.page, statements);
+    }
+    return statements;
   }
 
   listEvents(mac: string, period: Period, now: Date, page: Page): PageResult<EventJson> | undefined {

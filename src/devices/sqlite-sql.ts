@@ -8,7 +8,7 @@
  */
 import { editableFields, storedFields } from './catalogue.js';
 import { eventColumns, sessionColumns } from './history.js';
-import { deviceStatusSql, type DeviceStatus } from './status.js';
+import { deviceListSql, type DeviceListQuery } from './list-query.js';
 
 const editableNames = editableFields.map((f) => f.name);
 const columnList = storedFields.map((f) => f.name).join(', ');
@@ -85,19 +85,10 @@ export const deviceSql = {
   sessionsTotal: `SELECT COUNT(*) FROM Sessions WHERE ${sessionInPeriod}`,
 } as const;
 
-/**
- * GET /devices: a walk of the devMac primary-key index (stable order, no sort), filtered by the
- * status predicate of status.ts. Not in `deviceSql`: listing every device is a scan by nature, and
- * that test checks the per-device statements never scan. One text per status; none comes from a
- * request.
- */
-export const deviceListSql = (status: DeviceStatus | undefined) => {
-  const where = status === undefined ? '' : `WHERE ${deviceStatusSql(status)}`;
-  return {
-    page: `SELECT ${columnList} FROM Devices ${where} ORDER BY devMac LIMIT @limit OFFSET @offset`,
-    total: `SELECT COUNT(*) FROM Devices ${where}`,
-  };
-};
+/** GET /devices: the SQL of one list shape (list-query.ts) over the stored columns. */
+export function deviceListStatements(query: DeviceListQuery): { page: string; total: string } {
+  return deviceListSql(query, columnList);
+}
 
 /**
  * The per-device counts without the recount: the migration keeps `DeviceHistoryTotals` (all time)
