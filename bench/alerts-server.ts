@@ -12,13 +12,12 @@ import { Alerts } from '../src/alerts/index.js';
 import notificationsRoutes from '../src/alerts/routes.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
-import { SqliteDeviceRepository } from '../src/devices/repository.js';
+import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
 import deviceRoutes from '../src/devices/routes.js';
 import { ChangeFeed } from '../src/events.js';
 import { buildApp } from '../src/http/app.js';
 import { planCycle } from '../src/scanner/state-machine.js';
 import { ScanStore } from '../src/scanner/store.js';
-import { fromDbTime } from '../src/time.js';
 import { measuredObservations } from './alerts-world.js';
 import { benchToken } from './lib.js';
 
@@ -27,10 +26,11 @@ const logger = pino({ level: 'warn' });
 const db = openDatabase(process.env.BENCH_DB ?? '');
 const app = await buildApp({ token: benchToken, bodyLimit: config.BODY_LIMIT, logger: false });
 const feed = new ChangeFeed(logger);
-await app.register(deviceRoutes, { repository: new SqliteDeviceRepository(db), feed });
+const devices = new SqliteDeviceRepository(db);
+await app.register(deviceRoutes, { repository: devices, feed });
 const alerts = new Alerts({ db, config, logger, feed });
 await app.register(notificationsRoutes, { alerts });
-const store = new ScanStore(db);
+const store = new ScanStore(devices);
 await app.listen({ port: config.PORT, host: config.HOST });
 alerts.start();
 console.log(JSON.stringify({ ready: true }));
@@ -45,7 +45,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   const cycleMs = performance.now() - started;
   const committedAt = Date.now();
   feed.publish('scan-applied', {
-    events: plan.events.map((e) => ({ ...e, time: new Date(fromDbTime(e.dateTime)) })),
+    events: plan.events.map((e) => ({ ...e, time: e.dateTime })),
     presence: [
       ...plan.newDevices.map((d) => ({ mac: d.devMac, present: true })),
       ...plan.updates

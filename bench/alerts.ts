@@ -22,6 +22,7 @@ import { Outbox } from '../src/alerts/outbox.js';
 import { notifiableEventTypes } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
 import { planCycle } from '../src/scanner/state-machine.js';
+import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { startMosquitto } from '../test/helpers/mosquitto.js';
 import {
@@ -62,7 +63,7 @@ export function benchCycleTime(seeded: string, dir: string): void {
       const file = join(dir, `cycle-${mode}.db`);
       copyFileSync(seeded, file);
       const db = openDatabase(file);
-      const store = new ScanStore(db);
+      const store = new ScanStore(new SqliteDeviceRepository(db));
       const outbox =
         mode === 'channels'
           ? new Outbox(db, { channels: channelNames, enabledTypes: new Set(notifiableEventTypes) })

@@ -1,8 +1,9 @@
 /**
  * Device endpoint benchmark: a database of 10,000 devices, 1,000,000 events and 200,000 sessions,
- * the real server in a child process on loopback, autocannon at 32 connections for ~5 s per case:
- * GET /device/<random mac>, the same with ?period=1 year, POST update-column; then a bare node:http
- * server answering the same JSON from memory as the ceiling.
+ * the real server in a child process on loopback, autocannon at 32 connections, every case side by
+ * side with a bare node:http server answering the same JSON from memory (the ceiling): warm GET,
+ * GET for each period, GET with one write per 50 reads, GET while scan cycles write, update-column.
+ * Three interleaved rounds; the table shows medians, with each round's req/s.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
@@ -10,16 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serverNodeFlagsFor } from '../src/node-flags.js';
 import { dbTime } from '../src/time.js';
-import {
-  benchToken,
-  memoryOf,
-  printHeader,
-  printRow,
-  runLoad,
-  startChild,
-  type ChildServer,
-  type LoadResult,
-} from './lib.js';
+import { benchToken, memoryOf, runLoad, startChild, type ChildServer, type LoadResult } from './lib.js';
+import { startCycler } from './scan.js';
 import { seedDatabaseFile } from './seed.js';
 
 export interface SeedSize {
@@ -128,80 +121,176 @@ export async function startSeededServer(
   };
 }
 
+interface Case {
+  readonly name: string;
+  /** Query string of the period (warmed like period `all` before the case); none for `all`. */
+  readonly query?: string;
+  /** The target this case is held to. */
+  readonly kind: 'get' | 'write';
+  readonly load: (server: ChildServer) => Promise<LoadResult>;
+  /** Runs beside the load (e.g. scan cycles written by another process); resolves when done. */
+  readonly beside?: (dataDir: string) => Promise<{ done: Promise<unknown> }>;
+}
+
+interface Measured {
+  readonly load: LoadResult;
+  /** Server VmRSS right after the case, MiB. */
+  readonly rssMiB: number;
+}
+
+const rounds = 3;
+const seconds = 4;
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 export async function run(): Promise<void> {
   const size = defaultSeed;
   const { server, dataDir, seedMs, cleanup } = await startSeededServer(size);
+  const ceiling = await startChild(ceilingScript, { DATA_DIR: dataDir });
   console.log(
-    `\n## devices: ${size.devices} devices, ${size.events} events, ${size.sessions} sessions (seeded in ${(seedMs / 1000).toFixed(1)} s)\n`,
+    `\n## devices: ${size.devices} devices, ${size.events} events, ${size.sessions} sessions (seeded in ${(seedMs / 1000).toFixed(1)} s); ` +
+      `${rounds} interleaved rounds of ${seconds} s per case, 32 connections, medians\n`,
   );
   const auth = { authorization: `Bearer ${benchToken}` };
   const randomMac = (): string => seededMac(Math.floor(Math.random() * size.devices));
-  const results: Record<string, LoadResult> = {};
-  const idle = server.process.pid === undefined ? undefined : memoryOf(server.process.pid);
+  const get = (url: string, query = ''): Promise<LoadResult> =>
+    runLoad({
+      url,
+      duration: seconds,
+      headers: auth,
+      next: () => ({ path: `/device/${randomMac()}${query}` }),
+    });
+  let counter = 0;
+  const updateColumn = (): {
+    path: string;
+    method: string;
+    headers: Record<string, string>;
+    body: string;
+  } => ({
+    path: `/device/${randomMac()}/update-column`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ columnName: 'devComments', columnValue: `bench ${++counter}` }),
+  });
+  const cases: Case[] = [
+    { name: 'GET /device/<mac> (warm)', kind: 'get', load: (s) => get(s.url) },
+    ...(['1 day', '7 days', '1 month', '1 year'] as const).map((period): Case => ({
+      name: `GET /device/<mac>?period=${period}`,
+      kind: 'get',
+      load: (s) => get(s.url, `?period=${encodeURIComponent(period)}`),
+    })),
+    {
+      name: 'GET with 1 update-column per 50 GETs',
+      kind: 'get',
+      load: (s) => {
+        let n = 0;
+        return runLoad({
+          url: s.url,
+          duration: seconds,
+          headers: auth,
+          next: () => (++n % 51 === 0 ? updateColumn() : { path: `/device/${randomMac()}` }),
+        });
+      },
+    },
+    {
+      name: 'GET while scan cycles write (another process, 1 cycle/s)',
+      kind: 'get',
+      load: (s) => get(s.url),
+      beside: (dir) => startCycler(join(dir, 'netkeep.db'), seconds * 1000, 1000),
+    },
+    {
+      name: 'POST update-column',
+      kind: 'write',
+      load: (s) =>
+        runLoad({ url: s.url, duration: seconds, method: 'POST', headers: auth, next: updateColumn }),
+    },
+  ];
+  const measured = new Map<string, Measured[]>();
+  const ceilings: LoadResult[] = [];
+  const pid = server.process.pid;
+  const idle = pid === undefined ? undefined : memoryOf(pid);
   try {
-    // Warm-up: JIT, SQLite page cache, and the GET cache (src/devices/view-cache.ts): every device
-    // is asked for once, in turn, so the measured run sees the steady state of a server that has
-    // answered for each device since the last write (random MACs alone would need ~100k requests
-    // to reach every device). `?period=1 year` is never cached.
-    let warmed = 0;
-    await runLoad({
-      url: server.url,
-      amount: size.devices,
-      headers: auth,
-      next: () => ({ path: `/device/${seededMac(warmed++ % size.devices)}` }),
-    });
-    printHeader();
-    results.get = await runLoad({
-      url: server.url,
-      headers: auth,
-      next: () => ({ path: `/device/${randomMac()}` }),
-    });
-    printRow('netkeep GET /device/<mac>', results.get);
-    results.year = await runLoad({
-      url: server.url,
-      headers: auth,
-      next: () => ({ path: `/device/${randomMac()}?period=1%20year` }),
-    });
-    printRow('netkeep GET /device/<mac>?period=1 year', results.year);
-    let counter = 0;
-    results.update = await runLoad({
-      url: server.url,
-      method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json' },
-      next: () => ({
-        path: `/device/${randomMac()}/update-column`,
-        body: JSON.stringify({ columnName: 'devComments', columnValue: `bench ${++counter}` }),
-      }),
-    });
-    printRow('netkeep POST update-column', results.update);
-    const pid = server.process.pid;
-    const memory = pid === undefined ? undefined : memoryOf(pid);
-    await server.stop();
-
-    const ceiling = await startChild(ceilingScript, { DATA_DIR: dataDir });
-    try {
-      await runLoad({ url: ceiling.url, duration: 2, next: () => ({ path: `/device/${randomMac()}` }) });
-      results.ceiling = await runLoad({ url: ceiling.url, next: () => ({ path: `/device/${randomMac()}` }) });
-      printRow('ceiling: bare node:http, JSON from memory', results.ceiling);
-    } finally {
-      await ceiling.stop();
+    await runLoad({ url: ceiling.url, duration: 1, next: () => ({ path: `/device/${randomMac()}` }) });
+    for (let round = 1; round <= rounds; round++) {
+      // Warm-up of each round: every device once, in turn (JIT, SQLite page cache, and the GET
+      // cache, whose entries the previous round's writes dropped); each period case is warmed the
+      // same way for its period just before it runs.
+      let warmed = 0;
+      await runLoad({
+        url: server.url,
+        amount: size.devices,
+        headers: auth,
+        next: () => ({ path: `/device/${seededMac(warmed++ % size.devices)}` }),
+      });
+      for (const c of cases) {
+        if (c.query !== undefined) {
+          // The same warm-up for this period: the cache keeps every period's answer.
+          let asked = 0;
+          await runLoad({
+            url: server.url,
+            amount: size.devices,
+            headers: auth,
+            next: () => ({ path: `/device/${seededMac(asked++ % size.devices)}${c.query ?? ''}` }),
+          });
+        }
+        const beside = await c.beside?.(dataDir);
+        const load = await c.load(server);
+        await beside?.done;
+        const rssMiB = pid === undefined ? 0 : memoryOf(pid).rssMiB;
+        measured.set(c.name, [...(measured.get(c.name) ?? []), { load, rssMiB }]);
+        // The ceiling, interleaved: once between every two netkeep cases.
+        ceilings.push(
+          await runLoad({ url: ceiling.url, duration: 2, next: () => ({ path: `/device/${randomMac()}` }) }),
+        );
+      }
+      console.log(`round ${round} of ${rounds} done`);
     }
-
+    const peak = pid === undefined ? undefined : memoryOf(pid);
+    const ceilingRps = median(ceilings.map((r) => r.requestsPerSecond));
     console.log('');
-    const ratio = (name: string): string =>
-      `${((100 * (results[name]?.requestsPerSecond ?? 0)) / (results.ceiling?.requestsPerSecond ?? 1)).toFixed(0)}%`;
-    console.log(`netkeep/ceiling: GET ${ratio('get')}, GET 1 year ${ratio('year')} (target >= 50%)`);
     console.log(
-      `p99 at 32 connections: GET ${results.get.p99} ms, GET 1 year ${results.year.p99} ms, update-column ${results.update.p99} ms (target < 10 ms)`,
+      '| case | req/s | of ceiling | p50 ms | p99 ms | RSS MiB | errors | non-2xx | req/s of the 3 rounds |',
     );
-    if (memory && idle) {
-      const peakMB = (memory.peakMiB * 1024 * 1024) / 1e6; // the target is in MB, /proc counts KiB
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+    const verdicts: string[] = [];
+    for (const c of cases) {
+      const runs = measured.get(c.name) ?? [];
+      const rps = median(runs.map((r) => r.load.requestsPerSecond));
+      const p50 = median(runs.map((r) => r.load.p50));
+      const p99 = median(runs.map((r) => r.load.p99));
+      const rss = Math.max(...runs.map((r) => r.rssMiB));
+      const errors = runs.reduce((a, r) => a + r.load.errors, 0);
+      const non2xx = runs.reduce((a, r) => a + r.load.non2xx, 0);
+      const share = (100 * rps) / ceilingRps;
       console.log(
-        `netkeep RSS: ${idle.rssMiB.toFixed(0)} MiB idle after start, ${memory.rssMiB.toFixed(0)} MiB after the runs, ` +
-          `peak ${memory.peakMiB.toFixed(0)} MiB = ${peakMB.toFixed(0)} MB (target < 150 MB: ${peakMB < 150 ? 'met' : 'missed'})`,
+        `| ${c.name} | ${Math.round(rps)} | ${c.kind === 'get' ? `${share.toFixed(0)}%` : ''} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${rss.toFixed(0)} | ${errors} | ${non2xx} | ${runs.map((r) => Math.round(r.load.requestsPerSecond)).join(', ')} |`,
+      );
+      if (c.kind === 'get')
+        verdicts.push(
+          `${c.name}: ${share >= 50 && p99 < 10 ? 'met' : 'missed'} (${share.toFixed(0)}% of the ceiling, p99 ${p99} ms)`,
+        );
+      else
+        verdicts.push(`${c.name}: ${rps >= 10_000 ? 'met' : 'missed'} (${Math.round(rps)} durable writes/s)`);
+    }
+    console.log(
+      `| ceiling: bare node:http, JSON from memory | ${Math.round(ceilingRps)} | 100% | ${median(ceilings.map((r) => r.p50)).toFixed(1)} | ${median(ceilings.map((r) => r.p99)).toFixed(1)} | | | | ${ceilings.length} interleaved runs of 2 s, ${Math.round(Math.min(...ceilings.map((r) => r.requestsPerSecond)))}-${Math.round(Math.max(...ceilings.map((r) => r.requestsPerSecond)))} |`,
+    );
+    console.log('');
+    console.log(
+      'Targets: every GET case >= 50% of the ceiling and p99 < 10 ms; update-column >= 10,000 writes/s; RSS < 200 MB.',
+    );
+    for (const verdict of verdicts) console.log(`- ${verdict}`);
+    if (peak && idle) {
+      const peakMB = (peak.peakMiB * 1024 * 1024) / 1e6; // the target is in MB, /proc counts KiB
+      console.log(
+        `- RSS: ${idle.rssMiB.toFixed(0)} MiB idle after start, peak ${peak.peakMiB.toFixed(0)} MiB = ${peakMB.toFixed(0)} MB: ${peakMB < 200 ? 'met' : 'missed'}`,
       );
     }
   } finally {
+    await ceiling.stop();
     await cleanup();
   }
 }

@@ -87,8 +87,8 @@ export interface LoadOptions {
   readonly amount?: number;
   readonly method?: string;
   readonly headers?: Record<string, string>;
-  /** Called per request: the path (and body) to send, so each request can differ. */
-  readonly next: () => { path: string; body?: string };
+  /** Called per request: the path (and method, headers, body) to send, so each request can differ. */
+  readonly next: () => { path: string; method?: string; headers?: Record<string, string>; body?: string };
 }
 
 export interface LoadResult {
@@ -103,7 +103,10 @@ export interface LoadResult {
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const request: Request = {
     method: options.method ?? 'GET',
-    setupRequest: (spec) => ({ ...spec, ...options.next() }),
+    setupRequest: (spec) => {
+      const next = options.next();
+      return { ...spec, ...next, headers: { ...spec.headers, ...next.headers } };
+    },
   };
   const result = await autocannon({
     url: options.url,

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsStandIn } from '../test/helpers/dns.js';
+import { tracerouteArgs } from '../src/nettools/traceroute.js';
 import { TestServer } from '../test/helpers/server.js';
 
 const toolEnv = { LC_ALL: 'C', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
@@ -44,16 +45,34 @@ function fmt(ms: number): string {
   return `${ms.toFixed(1)} ms`;
 }
 
+/**
+ * Median latency of the API call and of the same command run directly, measured in interleaved
+ * pairs (API, direct, API, direct, ...) so that a burst of load from elsewhere hits both sides.
+ */
 async function compare(
   name: string,
   api: () => Promise<unknown>,
   cmd: () => Promise<unknown>,
   runs: number,
 ): Promise<void> {
-  const viaApi = percentile(await timeIt(api, runs), 50);
-  const viaCmd = percentile(await timeIt(cmd, runs), 50);
+  await api(); // warm-up
+  await cmd();
+  const viaApi: number[] = [];
+  const viaCmd: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    for (const [fn, samples] of [
+      [api, viaApi],
+      [cmd, viaCmd],
+    ] as const) {
+      const started = performance.now();
+      await fn();
+      samples.push(performance.now() - started);
+    }
+  }
+  const apiMedian = percentile(viaApi, 50);
+  const cmdMedian = percentile(viaCmd, 50);
   console.log(
-    `${name}: API median ${fmt(viaApi)}, direct median ${fmt(viaCmd)}, ratio ${(viaApi / viaCmd).toFixed(2)} (target <= 1.1)`,
+    `| ${name} | ${fmt(apiMedian)} | ${fmt(cmdMedian)} | +${fmt(apiMedian - cmdMedian)} | ${(apiMedian / cmdMedian).toFixed(2)} |`,
   );
 }
 
@@ -77,6 +96,10 @@ export async function benchNettools(): Promise<void> {
   });
   const xmlDir = mkdtempSync(join(tmpdir(), 'netkeep-bench-'));
   try {
+    console.log(
+      '| tool (medians of interleaved runs) | via API | direct | overhead | ratio (target <= 1.1) |',
+    );
+    console.log('| --- | ---: | ---: | ---: | ---: |');
     await compare(
       'nmap -F 127.0.0.1',
       async () => {
@@ -98,6 +121,17 @@ export async function benchNettools(): Promise<void> {
         if (res.status !== 200) throw new Error(res.text);
       },
       () => direct('/usr/bin/nslookup', ['-timeout=3', `-port=${dns.port}`, 'bench.test', '127.0.0.1']),
+      30,
+    );
+    await compare(
+      'traceroute 127.0.0.1',
+      async () => {
+        const res = await server.request('POST', '/nettools/traceroute', {
+          body: { devLastIP: '127.0.0.1' },
+        });
+        if (res.status !== 200) throw new Error(res.text);
+      },
+      () => direct('/usr/sbin/traceroute', tracerouteArgs('127.0.0.1', 30)),
       30,
     );
 

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/connection.js';
 import type { Observation } from '../src/scanner/discovery.js';
 import { planCycle } from '../src/scanner/state-machine.js';
+import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { dbTime } from '../src/time.js';
 import { startNetkeep } from './devices.js';
@@ -125,7 +126,7 @@ export async function benchScan(seeded?: string): Promise<void> {
       const file = join(dir, `cycle-${c}.db`);
       copyFileSync(seeded, file);
       const db = openDatabase(file);
-      const store = new ScanStore(db);
+      const store = new ScanStore(new SqliteDeviceRepository(db));
       const t0 = performance.now();
       const known = store.loadState();
       const t1 = performance.now();
@@ -157,7 +158,7 @@ export async function benchScan(seeded?: string): Promise<void> {
 
 const cyclerScript = fileURLToPath(new URL('./scan-cycler.js', import.meta.url));
 
-interface CyclerSummary {
+export interface CyclerSummary {
   cycles: number;
   events: number;
   medianMs: number;
@@ -169,9 +170,18 @@ interface CyclerSummary {
  * Starts scan-cycler.ts on `file` for `forMs` and resolves once it has started its first cycle;
  * `done` resolves with its summary.
  */
-async function startCycler(file: string, forMs: number): Promise<{ done: Promise<CyclerSummary> }> {
+export async function startCycler(
+  file: string,
+  forMs: number,
+  pauseMs = 0,
+): Promise<{ done: Promise<CyclerSummary> }> {
   const child = spawn(process.execPath, [cyclerScript], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', BENCH_DB: file, BENCH_CYCLE_MS: String(forMs) },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      BENCH_DB: file,
+      BENCH_CYCLE_MS: String(forMs),
+      BENCH_CYCLE_PAUSE_MS: String(pauseMs),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout });

@@ -3,9 +3,12 @@
  * built like the server builds them (newDeviceRow), and history rows. `fill` runs the caller's
  * loop in one transaction, without fsyncs, then checkpoints so that the WAL is empty for the run.
  */
+import Database from 'better-sqlite3';
 import { openDatabase } from '../src/db/connection.js';
+import { migrations } from '../src/db/migrations.js';
 import { storedFields, type DbValue } from '../src/devices/catalogue.js';
-import { deviceSql, newDeviceRow } from '../src/devices/repository.js';
+import { newDeviceRow } from '../src/devices/sqlite-repository.js';
+import { deviceSql } from '../src/devices/sqlite-sql.js';
 
 export interface Seeder {
   /**
@@ -20,9 +23,26 @@ export interface Seeder {
 
 const storedNames = new Set(storedFields.map((f) => f.name));
 
-export function seedDatabaseFile(file: string, fill: (seeder: Seeder) => void): void {
-  const db = openDatabase(file);
+/**
+ * The schema as it was before the history counts were kept by triggers: the seed is inserted into
+ * it and the counts migration then counts what is there, as it does when an existing installation
+ * upgrades (row by row, the triggers would make seeding a million events ten times slower).
+ */
+function openBeforeCounts(file: string): Database.Database {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
+  const counts = migrations.findIndex((m) => m.description.startsWith('Per-device history counts'));
+  if (counts < 0) throw new Error('no counts migration');
+  db.transaction(() => {
+    for (const migration of migrations.slice(0, counts)) migration.up(db);
+    db.pragma(`user_version = ${counts}`);
+  })();
+  return db;
+}
+
+export function seedDatabaseFile(file: string, fill: (seeder: Seeder) => void): void {
+  const db = openBeforeCounts(file);
   const insertDevice = db.prepare<[Record<string, DbValue>]>(deviceSql.insert);
   const insertEvent = db.prepare<[string, string, string, string]>(
     'INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, ?, ?, ?)',
@@ -53,8 +73,10 @@ export function seedDatabaseFile(file: string, fill: (seeder: Seeder) => void): 
     db.transaction(() => {
       fill(seeder);
     })();
-    db.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();
   }
+  const migrated = openDatabase(file); // the remaining migrations, counts included
+  migrated.pragma('wal_checkpoint(TRUNCATE)');
+  migrated.close();
 }

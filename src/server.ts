@@ -12,12 +12,12 @@ import { ChangeFeed } from './events.js';
 import compatRoutes from './compat/routes.js';
 import { SqliteCompatStore } from './compat/store.js';
 import deviceListRoutes from './devices/list-routes.js';
-import { SqliteDeviceRepository } from './devices/repository.js';
 import deviceRoutes from './devices/routes.js';
 import { SqliteEventLog } from './devices/event-log.js';
 import eventLogRoutes from './devices/event-log-routes.js';
 import totalsRoutes from './devices/totals-routes.js';
 import consoleRoutes from './http/console.js';
+import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
 import { deviceSummaryReader } from './live/device-summary.js';
@@ -108,7 +108,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(notificationsRoutes, { alerts });
 
   const scanner = new Scanner({
-    db,
+    devices,
     config,
     logger: logger.child({ component: 'scanner' }),
     runTool,
@@ -133,7 +133,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   scanner.start();
   alerts.start();
   const retention = new HistoryRetention({
-    db,
+    devices,
     days: config.HISTORY_DAYS,
     logger: logger.child({ component: 'retention' }),
   });

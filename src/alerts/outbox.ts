@@ -172,7 +172,7 @@ export class Outbox {
       if (decision === 'ignore') continue;
       const item: NotificationEvent = {
         type: event.type,
-        time: fromDbTime(event.dateTime),
+        time: fromDbTime(dbTime(event.dateTime)),
         mac: event.mac,
         ip: event.ip,
         additionalInfo: event.additionalInfo,

@@ -15,6 +15,9 @@ export function openDatabase(file: string): Database.Database {
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
+  // The history counts are kept by triggers; a row that INSERT OR REPLACE removes fires its
+  // DELETE trigger only with this on (SQLite's rule), so that such a write is counted right too.
+  db.pragma('recursive_triggers = ON');
   migrate(db);
   return db;
 }

@@ -161,6 +161,249 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'Per-device history counts (all time, per day, per month) kept by triggers on Events and Sessions; open-session index',
+    up(db) {
+      db.exec(`
+        -- Per-device counts kept by triggers, so that GET /device reads a few rows instead of
+        -- recounting a device's history, and rows written by any process (the sqlite3 CLI, an
+        -- import) are counted like the scanner's. Totals cover all time. Buckets hold, per day
+        -- (span 10: 'YYYY-MM-DD') and per month (span 7: 'YYYY-MM'), the counted events and the
+        -- closed sessions by the time they ended and started, with the sums of those times in Unix
+        -- seconds; a period's presence follows from them exactly. Rows whose times are not
+        -- canonical storage text (or a session that ends before it starts) are left out of the
+        -- buckets and counted as irregular: periods of such a device are recounted from the raw rows.
+        CREATE TABLE DeviceHistoryTotals (
+          mac TEXT PRIMARY KEY NOT NULL,
+          events INTEGER NOT NULL DEFAULT 0,
+          downAlerts INTEGER NOT NULL DEFAULT 0,
+          sessions INTEGER NOT NULL DEFAULT 0,
+          closedSeconds INTEGER NOT NULL DEFAULT 0,
+          irregular INTEGER NOT NULL DEFAULT 0
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE DeviceHistoryBuckets (
+          mac TEXT NOT NULL,
+          span INTEGER NOT NULL,
+          bucket TEXT NOT NULL,
+          events INTEGER NOT NULL DEFAULT 0,
+          downAlerts INTEGER NOT NULL DEFAULT 0,
+          ended INTEGER NOT NULL DEFAULT 0,
+          endedSum INTEGER NOT NULL DEFAULT 0,
+          started INTEGER NOT NULL DEFAULT 0,
+          startedSum INTEGER NOT NULL DEFAULT 0,
+          PRIMARY KEY (mac, span, bucket)
+        ) STRICT, WITHOUT ROWID;
+        -- Open sessions of a device (they count in every period and end "now").
+        CREATE INDEX Sessions_mac_open ON Sessions (ses_MAC, ses_DateTimeConnection)
+          WHERE ses_DateTimeDisconnection IS NULL OR ses_StillConnected = 1;
+
+        CREATE TRIGGER Events_counts_insert AFTER INSERT ON Events
+        WHEN NEW.eve_EventType NOT IN ('Connected', 'Disconnected') BEGIN
+    INSERT INTO DeviceHistoryTotals (mac, events, downAlerts, irregular)
+      SELECT NEW.eve_MAC, 1, 1 * (NEW.eve_EventType = 'Device Down'),
+        1 * (datetime(NEW.eve_DateTime) IS NOT NEW.eve_DateTime)
+      WHERE NEW.eve_EventType NOT IN ('Connected', 'Disconnected')
+      ON CONFLICT (mac) DO UPDATE SET events = events + excluded.events,
+        downAlerts = downAlerts + excluded.downAlerts, irregular = irregular + excluded.irregular;
+    INSERT INTO DeviceHistoryBuckets (mac, span, bucket, events, downAlerts)
+      SELECT NEW.eve_MAC, v.column1, substr(NEW.eve_DateTime, 1, v.column1), 1,
+        1 * (NEW.eve_EventType = 'Device Down')
+      FROM (VALUES (10), (7)) AS v
+      WHERE NEW.eve_EventType NOT IN ('Connected', 'Disconnected')
+        AND datetime(NEW.eve_DateTime) IS NEW.eve_DateTime
+      ON CONFLICT (mac, span, bucket) DO UPDATE SET events = events + excluded.events,
+        downAlerts = downAlerts + excluded.downAlerts;
+        END;
+        CREATE TRIGGER Events_counts_delete AFTER DELETE ON Events
+        WHEN OLD.eve_EventType NOT IN ('Connected', 'Disconnected') BEGIN
+    INSERT INTO DeviceHistoryTotals (mac, events, downAlerts, irregular)
+      SELECT OLD.eve_MAC, -1, -1 * (OLD.eve_EventType = 'Device Down'),
+        -1 * (datetime(OLD.eve_DateTime) IS NOT OLD.eve_DateTime)
+      WHERE OLD.eve_EventType NOT IN ('Connected', 'Disconnected')
+      ON CONFLICT (mac) DO UPDATE SET events = events + excluded.events,
+        downAlerts = downAlerts + excluded.downAlerts, irregular = irregular + excluded.irregular;
+    INSERT INTO DeviceHistoryBuckets (mac, span, bucket, events, downAlerts)
+      SELECT OLD.eve_MAC, v.column1, substr(OLD.eve_DateTime, 1, v.column1), -1,
+        -1 * (OLD.eve_EventType = 'Device Down')
+      FROM (VALUES (10), (7)) AS v
+      WHERE OLD.eve_EventType NOT IN ('Connected', 'Disconnected')
+        AND datetime(OLD.eve_DateTime) IS OLD.eve_DateTime
+      ON CONFLICT (mac, span, bucket) DO UPDATE SET events = events + excluded.events,
+        downAlerts = downAlerts + excluded.downAlerts;
+        END;
+        CREATE TRIGGER Events_counts_update AFTER UPDATE OF eve_MAC, eve_DateTime, eve_EventType ON Events
+        WHEN OLD.eve_EventType NOT IN ('Connected', 'Disconnected') OR NEW.eve_EventType NOT IN ('Connected', 'Disconnected') BEGIN
+    INSERT INTO DeviceHistoryTotals (mac, events, downAlerts, irregular)
+      SELECT OLD.eve_MAC, -1, -1 * (OLD.eve_EventType = 'Device Down'),
+        -1 * (datetime(OLD.eve_DateTime) IS NOT OLD.eve_DateTime)
+      WHERE OLD.eve_EventType NOT IN ('Connected', 'Disconnected')
+      ON CONFLICT (mac) DO UPDATE SET events = events + excluded.events,
+        downAlerts = downAlerts + excluded.downAlerts, irregular = irregular + excluded.irregular;
+    INSERT INTO DeviceHistoryBuckets (mac, span, bucket, events, downAlerts)
+      SELECT OLD.eve_MAC, v.column1, substr(OLD.eve_DateTime, 1, v.column1), -1,
+        -1 * (OLD.eve_EventType = 'Device Down')
+      FROM (VALUES (10), (7)) AS v
+      WHERE OLD.eve_EventType NOT IN ('Connected', 'Disconnected')
+        AND datetime(OLD.eve_DateTime) IS OLD.eve_DateTime
+      ON CONFLICT (mac, span, bucket) DO UPDATE SET events = events + excluded.events,
+        downAlerts = downAlerts + excluded.downAlerts;
+    INSERT INTO DeviceHistoryTotals (mac, events, downAlerts, irregular)
+      SELECT NEW.eve_MAC, 1, 1 * (NEW.eve_EventType = 'Device Down'),
+        1 * (datetime(NEW.eve_DateTime) IS NOT NEW.eve_DateTime)
+      WHERE NEW.eve_EventType NOT IN ('Connected', 'Disconnected')
+      ON CONFLICT (mac) DO UPDATE SET events = events + excluded.events,
+        downAlerts = downAlerts + excluded.downAlerts, irregular = irregular + excluded.irregular;
+    INSERT INTO DeviceHistoryBuckets (mac, span, bucket, events, downAlerts)
+      SELECT NEW.eve_MAC, v.column1, substr(NEW.eve_DateTime, 1, v.column1), 1,
+        1 * (NEW.eve_EventType = 'Device Down')
+      FROM (VALUES (10), (7)) AS v
+      WHERE NEW.eve_EventType NOT IN ('Connected', 'Disconnected')
+        AND datetime(NEW.eve_DateTime) IS NEW.eve_DateTime
+      ON CONFLICT (mac, span, bucket) DO UPDATE SET events = events + excluded.events,
+        downAlerts = downAlerts + excluded.downAlerts;
+        END;
+        CREATE TRIGGER Sessions_counts_insert AFTER INSERT ON Sessions BEGIN
+    INSERT INTO DeviceHistoryTotals (mac, sessions, closedSeconds, irregular)
+      SELECT NEW.ses_MAC, 1 * ((NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) OR NEW.ses_DateTimeDisconnection > ''),
+        1 * (CASE WHEN (NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) OR NOT ((NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) OR NEW.ses_DateTimeDisconnection > '') THEN 0
+          ELSE COALESCE(MAX(0, unixepoch(NEW.ses_DateTimeDisconnection) - unixepoch(NEW.ses_DateTimeConnection)), 0) END),
+        1 * (NOT (NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) AND NOT (NOT (NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) AND NEW.ses_DateTimeConnection IS NOT NULL
+          AND datetime(NEW.ses_DateTimeConnection) IS NEW.ses_DateTimeConnection
+          AND datetime(NEW.ses_DateTimeDisconnection) IS NEW.ses_DateTimeDisconnection
+          AND NEW.ses_DateTimeConnection <= NEW.ses_DateTimeDisconnection))
+      WHERE true
+      ON CONFLICT (mac) DO UPDATE SET sessions = sessions + excluded.sessions,
+        closedSeconds = closedSeconds + excluded.closedSeconds, irregular = irregular + excluded.irregular;
+    INSERT INTO DeviceHistoryBuckets (mac, span, bucket, ended, endedSum, started, startedSum)
+      SELECT NEW.ses_MAC, v.column1,
+        substr(CASE v.column2 WHEN 0 THEN NEW.ses_DateTimeDisconnection ELSE NEW.ses_DateTimeConnection END, 1, v.column1),
+        1 * (v.column2 = 0), 1 * (v.column2 = 0) * unixepoch(NEW.ses_DateTimeDisconnection),
+        1 * (v.column2 = 1), 1 * (v.column2 = 1) * unixepoch(NEW.ses_DateTimeConnection)
+      FROM (VALUES (10, 0), (7, 0), (10, 1), (7, 1)) AS v
+      WHERE (NOT (NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) AND NEW.ses_DateTimeConnection IS NOT NULL
+          AND datetime(NEW.ses_DateTimeConnection) IS NEW.ses_DateTimeConnection
+          AND datetime(NEW.ses_DateTimeDisconnection) IS NEW.ses_DateTimeDisconnection
+          AND NEW.ses_DateTimeConnection <= NEW.ses_DateTimeDisconnection)
+      ON CONFLICT (mac, span, bucket) DO UPDATE SET ended = ended + excluded.ended,
+        endedSum = endedSum + excluded.endedSum, started = started + excluded.started,
+        startedSum = startedSum + excluded.startedSum;
+        END;
+        CREATE TRIGGER Sessions_counts_delete AFTER DELETE ON Sessions BEGIN
+    INSERT INTO DeviceHistoryTotals (mac, sessions, closedSeconds, irregular)
+      SELECT OLD.ses_MAC, -1 * ((OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) OR OLD.ses_DateTimeDisconnection > ''),
+        -1 * (CASE WHEN (OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) OR NOT ((OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) OR OLD.ses_DateTimeDisconnection > '') THEN 0
+          ELSE COALESCE(MAX(0, unixepoch(OLD.ses_DateTimeDisconnection) - unixepoch(OLD.ses_DateTimeConnection)), 0) END),
+        -1 * (NOT (OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) AND NOT (NOT (OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) AND OLD.ses_DateTimeConnection IS NOT NULL
+          AND datetime(OLD.ses_DateTimeConnection) IS OLD.ses_DateTimeConnection
+          AND datetime(OLD.ses_DateTimeDisconnection) IS OLD.ses_DateTimeDisconnection
+          AND OLD.ses_DateTimeConnection <= OLD.ses_DateTimeDisconnection))
+      WHERE true
+      ON CONFLICT (mac) DO UPDATE SET sessions = sessions + excluded.sessions,
+        closedSeconds = closedSeconds + excluded.closedSeconds, irregular = irregular + excluded.irregular;
+    INSERT INTO DeviceHistoryBuckets (mac, span, bucket, ended, endedSum, started, startedSum)
+      SELECT OLD.ses_MAC, v.column1,
+        substr(CASE v.column2 WHEN 0 THEN OLD.ses_DateTimeDisconnection ELSE OLD.ses_DateTimeConnection END, 1, v.column1),
+        -1 * (v.column2 = 0), -1 * (v.column2 = 0) * unixepoch(OLD.ses_DateTimeDisconnection),
+        -1 * (v.column2 = 1), -1 * (v.column2 = 1) * unixepoch(OLD.ses_DateTimeConnection)
+      FROM (VALUES (10, 0), (7, 0), (10, 1), (7, 1)) AS v
+      WHERE (NOT (OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) AND OLD.ses_DateTimeConnection IS NOT NULL
+          AND datetime(OLD.ses_DateTimeConnection) IS OLD.ses_DateTimeConnection
+          AND datetime(OLD.ses_DateTimeDisconnection) IS OLD.ses_DateTimeDisconnection
+          AND OLD.ses_DateTimeConnection <= OLD.ses_DateTimeDisconnection)
+      ON CONFLICT (mac, span, bucket) DO UPDATE SET ended = ended + excluded.ended,
+        endedSum = endedSum + excluded.endedSum, started = started + excluded.started,
+        startedSum = startedSum + excluded.startedSum;
+        END;
+        CREATE TRIGGER Sessions_counts_update
+        AFTER UPDATE OF ses_MAC, ses_DateTimeConnection, ses_DateTimeDisconnection, ses_StillConnected ON Sessions
+        BEGIN
+    INSERT INTO DeviceHistoryTotals (mac, sessions, closedSeconds, irregular)
+      SELECT OLD.ses_MAC, -1 * ((OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) OR OLD.ses_DateTimeDisconnection > ''),
+        -1 * (CASE WHEN (OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) OR NOT ((OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) OR OLD.ses_DateTimeDisconnection > '') THEN 0
+          ELSE COALESCE(MAX(0, unixepoch(OLD.ses_DateTimeDisconnection) - unixepoch(OLD.ses_DateTimeConnection)), 0) END),
+        -1 * (NOT (OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) AND NOT (NOT (OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) AND OLD.ses_DateTimeConnection IS NOT NULL
+          AND datetime(OLD.ses_DateTimeConnection) IS OLD.ses_DateTimeConnection
+          AND datetime(OLD.ses_DateTimeDisconnection) IS OLD.ses_DateTimeDisconnection
+          AND OLD.ses_DateTimeConnection <= OLD.ses_DateTimeDisconnection))
+      WHERE true
+      ON CONFLICT (mac) DO UPDATE SET sessions = sessions + excluded.sessions,
+        closedSeconds = closedSeconds + excluded.closedSeconds, irregular = irregular + excluded.irregular;
+    INSERT INTO DeviceHistoryBuckets (mac, span, bucket, ended, endedSum, started, startedSum)
+      SELECT OLD.ses_MAC, v.column1,
+        substr(CASE v.column2 WHEN 0 THEN OLD.ses_DateTimeDisconnection ELSE OLD.ses_DateTimeConnection END, 1, v.column1),
+        -1 * (v.column2 = 0), -1 * (v.column2 = 0) * unixepoch(OLD.ses_DateTimeDisconnection),
+        -1 * (v.column2 = 1), -1 * (v.column2 = 1) * unixepoch(OLD.ses_DateTimeConnection)
+      FROM (VALUES (10, 0), (7, 0), (10, 1), (7, 1)) AS v
+      WHERE (NOT (OLD.ses_DateTimeDisconnection IS NULL OR OLD.ses_StillConnected = 1) AND OLD.ses_DateTimeConnection IS NOT NULL
+          AND datetime(OLD.ses_DateTimeConnection) IS OLD.ses_DateTimeConnection
+          AND datetime(OLD.ses_DateTimeDisconnection) IS OLD.ses_DateTimeDisconnection
+          AND OLD.ses_DateTimeConnection <= OLD.ses_DateTimeDisconnection)
+      ON CONFLICT (mac, span, bucket) DO UPDATE SET ended = ended + excluded.ended,
+        endedSum = endedSum + excluded.endedSum, started = started + excluded.started,
+        startedSum = startedSum + excluded.startedSum;
+    INSERT INTO DeviceHistoryTotals (mac, sessions, closedSeconds, irregular)
+      SELECT NEW.ses_MAC, 1 * ((NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) OR NEW.ses_DateTimeDisconnection > ''),
+        1 * (CASE WHEN (NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) OR NOT ((NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) OR NEW.ses_DateTimeDisconnection > '') THEN 0
+          ELSE COALESCE(MAX(0, unixepoch(NEW.ses_DateTimeDisconnection) - unixepoch(NEW.ses_DateTimeConnection)), 0) END),
+        1 * (NOT (NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) AND NOT (NOT (NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) AND NEW.ses_DateTimeConnection IS NOT NULL
+          AND datetime(NEW.ses_DateTimeConnection) IS NEW.ses_DateTimeConnection
+          AND datetime(NEW.ses_DateTimeDisconnection) IS NEW.ses_DateTimeDisconnection
+          AND NEW.ses_DateTimeConnection <= NEW.ses_DateTimeDisconnection))
+      WHERE true
+      ON CONFLICT (mac) DO UPDATE SET sessions = sessions + excluded.sessions,
+        closedSeconds = closedSeconds + excluded.closedSeconds, irregular = irregular + excluded.irregular;
+    INSERT INTO DeviceHistoryBuckets (mac, span, bucket, ended, endedSum, started, startedSum)
+      SELECT NEW.ses_MAC, v.column1,
+        substr(CASE v.column2 WHEN 0 THEN NEW.ses_DateTimeDisconnection ELSE NEW.ses_DateTimeConnection END, 1, v.column1),
+        1 * (v.column2 = 0), 1 * (v.column2 = 0) * unixepoch(NEW.ses_DateTimeDisconnection),
+        1 * (v.column2 = 1), 1 * (v.column2 = 1) * unixepoch(NEW.ses_DateTimeConnection)
+      FROM (VALUES (10, 0), (7, 0), (10, 1), (7, 1)) AS v
+      WHERE (NOT (NEW.ses_DateTimeDisconnection IS NULL OR NEW.ses_StillConnected = 1) AND NEW.ses_DateTimeConnection IS NOT NULL
+          AND datetime(NEW.ses_DateTimeConnection) IS NEW.ses_DateTimeConnection
+          AND datetime(NEW.ses_DateTimeDisconnection) IS NEW.ses_DateTimeDisconnection
+          AND NEW.ses_DateTimeConnection <= NEW.ses_DateTimeDisconnection)
+      ON CONFLICT (mac, span, bucket) DO UPDATE SET ended = ended + excluded.ended,
+        endedSum = endedSum + excluded.endedSum, started = started + excluded.started,
+        startedSum = startedSum + excluded.startedSum;
+        END;
+
+        -- The same arithmetic over the rows already there.
+        INSERT INTO DeviceHistoryTotals (mac, events, downAlerts, sessions, closedSeconds, irregular)
+          SELECT mac, SUM(events), SUM(downAlerts), SUM(sessions), SUM(closedSeconds), SUM(irregular) FROM (
+            SELECT E.eve_MAC AS mac, 1 AS events, (E.eve_EventType = 'Device Down') AS downAlerts,
+              0 AS sessions, 0 AS closedSeconds, (datetime(E.eve_DateTime) IS NOT E.eve_DateTime) AS irregular
+            FROM Events AS E WHERE E.eve_EventType NOT IN ('Connected', 'Disconnected')
+            UNION ALL
+            SELECT S.ses_MAC, 0, 0, ((S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR S.ses_DateTimeDisconnection > ''), CASE WHEN (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR NOT ((S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR S.ses_DateTimeDisconnection > '') THEN 0
+          ELSE COALESCE(MAX(0, unixepoch(S.ses_DateTimeDisconnection) - unixepoch(S.ses_DateTimeConnection)), 0) END, (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND NOT (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND S.ses_DateTimeConnection IS NOT NULL
+          AND datetime(S.ses_DateTimeConnection) IS S.ses_DateTimeConnection
+          AND datetime(S.ses_DateTimeDisconnection) IS S.ses_DateTimeDisconnection
+          AND S.ses_DateTimeConnection <= S.ses_DateTimeDisconnection))
+            FROM Sessions AS S)
+          GROUP BY mac;
+        INSERT INTO DeviceHistoryBuckets (mac, span, bucket, events, downAlerts, ended, endedSum, started, startedSum)
+          SELECT mac, span, bucket, SUM(events), SUM(downAlerts), SUM(ended), SUM(endedSum), SUM(started), SUM(startedSum)
+          FROM (
+            SELECT E.eve_MAC AS mac, v.column1 AS span, substr(E.eve_DateTime, 1, v.column1) AS bucket,
+              1 AS events, (E.eve_EventType = 'Device Down') AS downAlerts,
+              0 AS ended, 0 AS endedSum, 0 AS started, 0 AS startedSum
+            FROM Events AS E, (VALUES (10), (7)) AS v
+            WHERE E.eve_EventType NOT IN ('Connected', 'Disconnected') AND datetime(E.eve_DateTime) IS E.eve_DateTime
+            UNION ALL
+            SELECT S.ses_MAC, v.column1,
+              substr(CASE v.column2 WHEN 0 THEN S.ses_DateTimeDisconnection ELSE S.ses_DateTimeConnection END, 1, v.column1),
+              0, 0, (v.column2 = 0), (v.column2 = 0) * unixepoch(S.ses_DateTimeDisconnection),
+              (v.column2 = 1), (v.column2 = 1) * unixepoch(S.ses_DateTimeConnection)
+            FROM Sessions AS S, (VALUES (10, 0), (7, 0), (10, 1), (7, 1)) AS v
+            WHERE (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND S.ses_DateTimeConnection IS NOT NULL
+          AND datetime(S.ses_DateTimeConnection) IS S.ses_DateTimeConnection
+          AND datetime(S.ses_DateTimeDisconnection) IS S.ses_DateTimeDisconnection
+          AND S.ses_DateTimeConnection <= S.ses_DateTimeDisconnection))
+          GROUP BY mac, span, bucket;
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

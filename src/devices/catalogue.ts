@@ -7,7 +7,7 @@
  * Released migrations never change; a test checks the migrated table matches this list.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { fromDbTime, toDbTime } from '../time.js';
+import { dbTime, fromDbTime, toDbTime } from '../time.js';
 
 /**
  * How a field is stored and shown:
@@ -259,8 +259,14 @@ export type DbValue = string | number | null;
 export type DeviceRow = Record<string, DbValue>;
 export type DeviceJson = Record<string, unknown>;
 
-/** Converts one already-validated JSON value to its column value. Throws RangeError on a bad time. */
-export function toColumn(f: StoredField, value: unknown): DbValue {
+/**
+ * A field's value in storage-neutral form, as the device store accepts it: text, 0/1 flags and
+ * ports as numbers, times as Date values (whole seconds), devCustomProps as its array, or null.
+ */
+export type FieldValue = string | number | Date | null | readonly Readonly<Record<string, unknown>>[];
+
+/** One already-validated JSON value as a field value. Throws RangeError on a bad time. */
+export function toFieldValue(f: StoredField, value: unknown): FieldValue {
   switch (f.kind) {
     case 'text':
       return value as string;
@@ -271,10 +277,24 @@ export function toColumn(f: StoredField, value: unknown): DbValue {
     case 'port':
       return value as number | null;
     case 'time':
-      return value === null ? null : toDbTime(value as string);
+      // toDbTime validates the text and drops sub-second digits, as storage does.
+      return value === null ? null : new Date(fromDbTime(toDbTime(value as string)));
     case 'json':
-      return JSON.stringify(value);
+      return value as readonly Readonly<Record<string, unknown>>[];
   }
+}
+
+/** A field value as its SQLite column value. */
+export function fieldValueToColumn(f: StoredField, value: FieldValue): DbValue {
+  if (value === null) return null;
+  if (value instanceof Date) return dbTime(value);
+  if (typeof value === 'object') return JSON.stringify(value);
+  return value;
+}
+
+/** Converts one already-validated JSON value to its column value. Throws RangeError on a bad time. */
+export function toColumn(f: StoredField, value: unknown): DbValue {
+  return fieldValueToColumn(f, toFieldValue(f, value));
 }
 
 /** A validated JSON device as column values; stored fields it does not hold are left out. */

@@ -1,5 +1,5 @@
 /**
- * Client JSON → stored column values, for POST /device/<mac> and update-column. The body's JSON
+ * Client JSON → the store's field values (times as Date values), for POST /device/<mac> and update-column. The body's JSON
  * types were already checked by the route's schema (derived from the catalogue); what is left here
  * is what a JSON schema cannot say: time text that is not a real date-time, a devMac that names
  * another device, and the canonical form of devParentMAC. Every failure is a 400 naming the field.
@@ -14,12 +14,11 @@ import {
   fieldsByName,
   maxHours,
   maxTextLength,
-  toColumn,
-  type DbValue,
+  toFieldValue,
   type FieldKind,
   type StoredField,
 } from './catalogue.js';
-import type { DeviceChanges } from './repository.js';
+import type { DeviceChanges, DeviceValue } from './repository.js';
 
 /** What each kind accepts, in words, for error messages. */
 const expected: Record<FieldKind, string> = {
@@ -40,13 +39,13 @@ const checks: ReadonlyMap<string, TypeCheck<TSchema>> = new Map(
   }),
 );
 
-/** One already type-checked value as its column value; a bad time text is a 400 naming the field. */
-function columnValue(f: StoredField, value: unknown): DbValue {
+/** One already type-checked value as a field value; a bad time text is a 400 naming the field. */
+function columnValue(f: StoredField, value: unknown): DeviceValue {
   // devParentMAC links to another device by MAC, so store it in the form devMac has; other text
   // (e.g. NetAlertX's root node 'Internet') is kept as given.
   if (f.name === 'devParentMAC' && typeof value === 'string') return normalizeMac(value) ?? value;
   try {
-    return toColumn(f, value);
+    return toFieldValue(f, value);
   } catch (err) {
     if (err instanceof RangeError)
       throw new DomainError(
@@ -69,7 +68,7 @@ export interface DeviceWrite {
  * device is a 400.
  */
 export function deviceWrite(body: Readonly<Record<string, unknown>>, pathMac: string): DeviceWrite {
-  const changes: Record<string, DbValue> = {};
+  const changes: Record<string, DeviceValue> = {};
   for (const [name, value] of Object.entries(body)) {
     if (name === 'devMac') {
       if (typeof value !== 'string' || normalizeMac(value) !== pathMac)
@@ -88,7 +87,7 @@ export function deviceWrite(body: Readonly<Record<string, unknown>>, pathMac: st
 }
 
 /** update-column: the column must be editable and the value must fit the field's schema. */
-export function columnWrite(columnName: string, value: unknown): { column: string; value: DbValue } {
+export function columnWrite(columnName: string, value: unknown): { column: string; value: DeviceValue } {
   const f = fieldsByName.get(columnName);
   const check = checks.get(columnName);
   if (f === undefined || check === undefined) {

@@ -1,6 +1,8 @@
 /**
  * The /device/ routes (NetAlertX's device API). Each handler validates (schema + path MAC), calls the
  * repository, and maps its answer to a status; every rule lives in input.ts or the repository.
+ * Writes go through `repository.write`, which answers once the write is durable and lets writes
+ * that arrive together share one commit.
  */
 import { Type } from '@sinclair/typebox';
 import type { ChangeFeed } from '../events.js';
@@ -102,15 +104,10 @@ export default async function deviceRoutes(
     async (request, reply) => {
       const mac = pathMac(request.params.mac);
       const period = parsePeriod(request.query.period);
-      if (period === 'all') {
-        // The common case, served as ready JSON text (see view-cache.ts).
-        const json = cache.get(mac, new Date());
-        if (json === undefined) throw notFound(mac);
-        return reply.type('application/json; charset=utf-8').send(json);
-      }
-      const device = repository.get(mac, period, new Date());
-      if (device === undefined) throw notFound(mac);
-      return device;
+      // Served as ready JSON text, exact for `now` (see view-cache.ts).
+      const json = cache.get(mac, new Date(), period);
+      if (json === undefined) throw notFound(mac);
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 
@@ -129,11 +126,11 @@ export default async function deviceRoutes(
       const mac = pathMac(request.params.mac);
       const { createNew, changes } = deviceWrite(request.body, mac);
       if (createNew) {
-        if (repository.create(mac, changes, new Date()) === 'exists')
+        if ((await repository.write(() => repository.create(mac, changes, new Date()))) === 'exists')
           throw new DomainError('conflict', `Device ${mac} already exists.`, { code: 'DEVICE_EXISTS' });
         changed(mac, 'created');
       } else {
-        if (!repository.update(mac, changes)) throw notFound(mac);
+        if (!(await repository.write(() => repository.update(mac, changes)))) throw notFound(mac);
         changed(mac, 'updated');
       }
       return { success: true as const };
@@ -152,7 +149,7 @@ export default async function deviceRoutes(
     },
     async (request) => {
       const mac = pathMac(request.params.mac);
-      if (!repository.delete(mac)) throw notFound(mac);
+      if (!(await repository.write(() => repository.delete(mac)))) throw notFound(mac);
       changed(mac, 'deleted');
       return { success: true as const };
     },
@@ -170,7 +167,7 @@ export default async function deviceRoutes(
     },
     async (request) => {
       const mac = pathMac(request.params.mac);
-      if (!repository.deleteEvents(mac)) throw notFound(mac);
+      if (!(await repository.write(() => repository.deleteEvents(mac)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },
@@ -193,7 +190,7 @@ export default async function deviceRoutes(
     },
     async (request) => {
       const mac = pathMac(request.params.mac);
-      if (!repository.resetProps(mac)) throw notFound(mac);
+      if (!(await repository.write(() => repository.resetProps(mac)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },
@@ -214,7 +211,7 @@ export default async function deviceRoutes(
       const to = requireMac(request.body.macTo, 'macTo');
       if (from === to)
         throw new DomainError('invalid', 'macFrom and macTo are the same device.', { code: 'SAME_DEVICE' });
-      if (!repository.copy(from, to)) throw notFound(from);
+      if (!(await repository.write(() => repository.copy(from, to)))) throw notFound(from);
       changed(to, 'updated');
       return { success: true as const, message: `Device copied from ${from} to ${to}` };
     },
@@ -234,7 +231,7 @@ export default async function deviceRoutes(
     async (request) => {
       const mac = pathMac(request.params.mac);
       const { column, value } = columnWrite(request.body.columnName, request.body.columnValue);
-      if (!repository.updateColumn(mac, column, value)) throw notFound(mac);
+      if (!(await repository.write(() => repository.updateColumn(mac, column, value)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },

@@ -1,17 +1,21 @@
 /**
- * The JSON text of `GET /device/<mac>` (period `all`), kept while the database is unchanged.
+ * The JSON text of `GET /device/<mac>`, per period, kept until a write changes that answer or the
+ * clock moves it past what the entry can follow.
  *
- * Why it is exact: with no period window nothing in the answer depends on the clock except
- * devPresenceHours, and that grows by exactly one second per second for each open session that
- * has started. An entry therefore stores its text split around the hours value, the connected
- * seconds at the time it was made, and the number of open sessions; a hit splices in the hours for
- * `now`. Any write, by this process or another, moves the repository's change stamp and empties the
- * cache. Other periods slide their window with the clock and are always computed.
+ * Why it is exact: between writes an answer depends on the clock in two ways only. Its connected
+ * seconds change at a constant rate (each open session adds a second per second; for a period, each
+ * closed session that straddles the moving start loses one), and its counts change when the moving
+ * start passes a row's time. The store says both (`TimedView`: `seconds`, `slope`, `until`), so an
+ * entry keeps its text split around the hours value and a hit splices in the hours for `now`, until
+ * `until`. Before each answer the store says which devices' answers changed since the last one
+ * (`pollChanges`): a write through this process drops exactly those entries (the device, its
+ * parent when a child field changed, every device a scan cycle touched); a commit by another
+ * process, whose rows nothing here can name, drops them all.
  *
  * Why text: serialising ~40 fields per request was a large part of a GET, and a string takes a
  * fraction of the memory of the object it came from.
  */
-import { dbTime } from '../time.js';
+import { periods, type Period } from '../time.js';
 import { presenceHours, type DeviceRepository } from './repository.js';
 
 interface Entry {
@@ -21,28 +25,35 @@ interface Entry {
   readonly tail: string;
   /** Connected seconds at `atSeconds`. */
   readonly seconds: number;
-  readonly openSessions: number;
+  /** Seconds gained per second. */
+  readonly slope: number;
   /** Unix seconds at which the entry was made. */
   readonly atSeconds: number;
+  /** Unix milliseconds from which the entry no longer holds; Infinity: until a write. */
+  readonly until: number;
 }
 
 const hoursKey = '"devPresenceHours":';
 
+const cachedPeriods = Object.keys(periods) as Period[];
+const entryKey = (mac: string, period: Period): string => `${period}|${mac}`;
+
 /**
- * Characters of JSON text kept before the cache starts over: 16 Mi characters, 16-32 MiB of heap.
- * A device is ~1 KB of JSON with the catalogue's defaults, but its text fields may hold up to 16 KB
- * each, so the bound is on size, not on the number of devices.
+ * Characters of JSON text kept: 24 Mi characters, 24-48 MiB of heap; beyond it the entries cached
+ * first are dropped first. A device is ~1 KB of JSON with the catalogue's defaults (so 10,000
+ * devices fit for two periods), but its text fields may hold up to 16 KB each, so the bound is on
+ * size, not on the number of devices.
  */
-const defaultMaxChars = 16 * 1024 * 1024;
+const defaultMaxChars = 24 * 1024 * 1024;
 
 export class DeviceJsonCache {
+  /** Keyed by `entryKey(mac, period)`, oldest first. */
   private readonly entries = new Map<string, Entry>();
   private chars = 0;
-  private stamp = '';
 
   /**
-   * @param repository where views come from and whose change stamp invalidates the cache
-   * @param maxChars JSON characters kept before the cache starts over
+   * @param repository where views come from and which says what changed
+   * @param maxChars JSON characters kept
    */
   constructor(
     private readonly repository: DeviceRepository,
@@ -54,36 +65,58 @@ export class DeviceJsonCache {
     this.chars = 0;
   }
 
-  /** JSON text of the device for period `all`, or undefined when the device does not exist. */
-  get(mac: string, now: Date): string | undefined {
-    const stamp = this.repository.changeStamp();
-    if (stamp !== this.stamp) {
-      this.clear();
-      this.stamp = stamp;
-    }
-    const nowSeconds = Math.floor(now.getTime() / 1000);
-    const hit = this.entries.get(mac);
+  private dropEntry(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.chars -= entry.head.length + entry.tail.length;
+    this.entries.delete(key);
+  }
+
+  /** Every period's entry of a device. */
+  private drop(mac: string): void {
+    for (const period of cachedPeriods) this.dropEntry(entryKey(mac, period));
+  }
+
+  /** JSON text of the device for `period`, or undefined when the device does not exist. */
+  get(mac: string, now: Date, period: Period = 'all'): string | undefined {
+    const changed = this.repository.pollChanges();
+    if (changed === 'all') this.clear();
+    else for (const device of changed) this.drop(device);
+    const nowMs = now.getTime();
+    const nowSeconds = Math.floor(nowMs / 1000);
+    const key = entryKey(mac, period);
+    const hit = this.entries.get(key);
     if (hit !== undefined) {
-      const seconds = hit.seconds + hit.openSessions * (nowSeconds - hit.atSeconds);
-      return `${hit.head}${String(presenceHours(seconds))}${hit.tail}`;
+      if (nowMs < hit.until && nowSeconds >= hit.atSeconds) {
+        const seconds = hit.seconds + hit.slope * (nowSeconds - hit.atSeconds);
+        return `${hit.head}${String(presenceHours(seconds))}${hit.tail}`;
+      }
+      this.dropEntry(key);
     }
-    const timed = this.repository.getTimed(mac, 'all', now);
+    const timed = this.repository.getTimed(mac, period, now);
     if (timed === undefined) return undefined;
     const json = JSON.stringify(timed.view);
-    // An open session dated in the future adds nothing until it starts: not linear, not cached.
-    if (timed.latestOpenStart !== null && timed.latestOpenStart > dbTime(now)) return json;
+    const until = timed.until === null ? Infinity : timed.until.getTime();
+    if (until <= nowMs) return json;
     // The first unescaped `"devPresenceHours":` is the key: inside a string value quotes are escaped.
     const valueStart = json.indexOf(hoursKey) + hoursKey.length;
     const valueText = String(timed.view.devPresenceHours);
     if (valueStart < hoursKey.length || !json.startsWith(valueText, valueStart)) return json;
-    if (this.chars + json.length > this.maxChars) this.clear();
-    this.chars += json.length;
-    this.entries.set(mac, {
-      head: json.slice(0, valueStart),
-      tail: json.slice(valueStart + valueText.length),
+    // Oldest first (a Map iterates in insertion order).
+    for (const oldest of this.entries.keys()) {
+      if (this.chars + json.length <= this.maxChars) break;
+      this.dropEntry(oldest);
+    }
+    const head = json.slice(0, valueStart);
+    const tail = json.slice(valueStart + valueText.length);
+    this.chars += head.length + tail.length;
+    this.entries.set(key, {
+      head,
+      tail,
       seconds: timed.seconds,
-      openSessions: timed.openSessions,
+      slope: timed.slope,
       atSeconds: nowSeconds,
+      until,
     });
     return json;
   }

@@ -3,12 +3,13 @@
  * and then daily, whether presence scanning is on or not. Its own loop, apart from the scan loop;
  * the deleting itself (in batches that leave the event loop free) is the store's.
  */
-import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
+import type { DeviceRepository } from '../devices/repository.js';
 import { ScanStore, type PruneResult } from './store.js';
 
 export interface HistoryRetentionOptions {
-  readonly db: Database;
+  /** The device store: it deletes the rows. */
+  readonly devices: DeviceRepository;
   /** HISTORY_DAYS. */
   readonly days: number;
   readonly logger: Pick<Logger, 'info' | 'error'>;
@@ -26,7 +27,7 @@ export class HistoryRetention {
   private stopped = false;
 
   constructor(private readonly options: HistoryRetentionOptions) {
-    this.store = new ScanStore(options.db);
+    this.store = new ScanStore(options.devices);
     this.now = options.now ?? (() => new Date());
   }
 

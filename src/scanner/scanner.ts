@@ -7,11 +7,10 @@
  * changes no presence: applying a partial view would mark every device of the failed subnet as
  * gone. History retention (HISTORY_DAYS) is not the loop's job: see retention.ts.
  */
-import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ChangeFeed } from '../events.js';
-import { fromDbTime } from '../time.js';
+import type { DeviceRepository } from '../devices/repository.js';
 import { DomainError } from '../errors.js';
 import {
   discoverSubnet,
@@ -34,7 +33,8 @@ export type ScannerConfig = Pick<
 >;
 
 export interface ScannerOptions {
-  readonly db: Database;
+  /** The device store: presence is read and written through it. */
+  readonly devices: DeviceRepository;
   readonly config: ScannerConfig;
   readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Runs arp-scan / nmap; in production the shared tool runner. */
@@ -100,7 +100,7 @@ export class Scanner {
   /** Throws ConfigError when SCAN_SUBNETS is malformed. */
   constructor(private readonly options: ScannerOptions) {
     this.subnets = parseScanSubnets(options.config.SCAN_SUBNETS);
-    this.store = new ScanStore(options.db);
+    this.store = new ScanStore(options.devices);
     this.now = options.now ?? (() => new Date());
     this.intervalMs = options.testOnlyIntervalMs ?? options.config.SCAN_INTERVAL * 1000;
     this.tool = scanTool(options.config.SCAN_TOOL, options.arpScanInstalled ?? true);
@@ -232,7 +232,7 @@ export class Scanner {
             mac: e.mac,
             ip: e.ip,
             type: e.type,
-            time: new Date(fromDbTime(e.dateTime)),
+            time: e.dateTime,
             additionalInfo: e.additionalInfo,
           })),
           presence: [

@@ -21,88 +21,33 @@
  * - The vendor of a known device is filled in only when its devVendor is empty (an operator's
  *   correction is never overwritten).
  */
-import { defaultDeviceJson, type DeviceJson } from '../devices/catalogue.js';
-import { dbTime, fromDbTime } from '../time.js';
+import { defaultDeviceJson } from '../devices/catalogue.js';
+import type {
+  AbsenceEvent,
+  KnownDevice,
+  NewDeviceJson,
+  PlannedEvent,
+  PlannedSessionClose,
+  PlannedSessionOpen,
+  PresenceChanges,
+  PresenceUpdate,
+  ScanStateRow,
+} from '../devices/presence.js';
 import type { Observation } from './discovery.js';
 
-export type EventType =
-  'New Device' | 'Connected' | 'Disconnected' | 'Device Down' | 'Down Reconnected' | 'IP Changed';
+export type {
+  AbsenceEvent,
+  EventType,
+  KnownDevice,
+  NewDeviceJson,
+  PlannedEvent,
+  PlannedSessionClose,
+  PlannedSessionOpen,
+  PresenceUpdate,
+  ScanStateRow,
+} from '../devices/presence.js';
 
-/** Why the device is absent, remembered until it comes back (decides Connected vs Down Reconnected). */
-export type AbsenceEvent = 'Disconnected' | 'Device Down';
-
-/** What the state machine needs to know of a device already in the Devices table. */
-export interface KnownDevice {
-  readonly mac: string;
-  readonly presentLastScan: boolean;
-  readonly alertDown: boolean;
-  readonly alertEvents: boolean;
-  readonly scan: boolean;
-  readonly archived: boolean;
-  readonly lastIP: string;
-  readonly vendor: string;
-  /** Consecutive cycles missed while present (ScanState). */
-  readonly misses: number;
-  /** How the last absence was recorded; null when present or never absent (ScanState). */
-  readonly lastAbsence: AbsenceEvent | null;
-}
-
-export interface PlannedEvent {
-  readonly mac: string;
-  readonly ip: string;
-  readonly type: EventType;
-  /** Storage time text. */
-  readonly dateTime: string;
-  readonly additionalInfo: string;
-  readonly pendingAlert: 0 | 1;
-}
-
-export interface PlannedSessionOpen {
-  readonly mac: string;
-  readonly ip: string;
-  readonly eventType: 'New Device' | 'Connected' | 'Down Reconnected';
-  readonly dateTime: string;
-}
-
-export interface PlannedSessionClose {
-  readonly mac: string;
-  /** '' when an archived device's session is closed without an event. */
-  readonly eventType: 'Disconnected' | 'Device Down' | '';
-  readonly dateTime: string;
-}
-
-/** Changes to an existing Devices row: only the presence fields the scanner owns. */
-export interface PresenceUpdate {
-  readonly mac: string;
-  readonly presentLastScan: 0 | 1;
-  readonly lastIP: string;
-  /** Storage time; null leaves devLastConnection as it is. */
-  readonly lastConnection: string | null;
-  /** Non-null: set devVendor (only planned when it was empty). */
-  readonly vendor: string | null;
-}
-
-export interface ScanStateRow {
-  readonly mac: string;
-  readonly misses: number;
-  readonly lastAbsence: AbsenceEvent | null;
-}
-
-/** A device the scan found first: its MAC is known to be a string. */
-export type NewDeviceJson = DeviceJson & { readonly devMac: string };
-
-export interface ScanPlan {
-  /**
-   * Full device objects (JSON form: catalogue defaults + scan values, so that the plan alone says
-   * what a new device looks like); the store adds the devGUID.
-   */
-  readonly newDevices: NewDeviceJson[];
-  readonly updates: PresenceUpdate[];
-  readonly events: PlannedEvent[];
-  readonly openSessions: PlannedSessionOpen[];
-  readonly closeSessions: PlannedSessionClose[];
-  /** ScanState rows that change (written as upserts). */
-  readonly scanState: ScanStateRow[];
+export interface ScanPlan extends PresenceChanges {
   readonly counts: {
     readonly seen: number;
     readonly newDevices: number;
@@ -127,8 +72,9 @@ export function chooseIp(observation: Observation, currentIp: string): string {
 }
 
 export function planCycle(input: PlanInput): ScanPlan {
-  const now = dbTime(input.now);
-  const nowIso = fromDbTime(now);
+  // Stored times have whole seconds: the plan's times are what will be read back.
+  const now = new Date(Math.floor(input.now.getTime() / 1000) * 1000);
+  const nowIso = now.toISOString().replace('.000Z', 'Z');
   const grace = Math.max(1, input.missesBeforeAbsent);
   const plan = {
     newDevices: [] as NewDeviceJson[],

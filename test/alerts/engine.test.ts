@@ -16,6 +16,7 @@ import type { Delivery, NotificationEvent } from '../../src/alerts/model.js';
 import { loadConfig } from '../../src/config.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { ScanStore } from '../../src/scanner/store.js';
 import { eventually } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -43,7 +44,7 @@ interface Harness {
 
 function harness(env: Record<string, string>): Harness {
   const handle = tempDb();
-  const store = new ScanStore(handle.db);
+  const store = new ScanStore(new SqliteDeviceRepository(handle.db));
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {

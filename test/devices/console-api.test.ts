@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
 import { eventLogSql } from '../../src/devices/event-log.js';
 import { containsPattern } from '../../src/devices/list-query.js';
-import { deviceListStatements } from '../../src/devices/repository.js';
+import { deviceListStatements } from '../../src/devices/sqlite-sql.js';
 import { deviceGroups, deviceGroupSql, deviceTotalsSql } from '../../src/devices/status.js';
 import { TestServer } from '../helpers/server.js';
 

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { deviceListStatements, deviceSql, SqliteDeviceRepository } from '../../src/devices/repository.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { deviceListStatements, deviceSql } from '../../src/devices/sqlite-sql.js';
 import { deviceStatus, deviceStatusSql, deviceStatuses } from '../../src/devices/status.js';
 import { history, periodDays, seedHistory, type PeriodName } from './history.js';
 

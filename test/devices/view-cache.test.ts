@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceRepository } from '../../src/devices/repository.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { DeviceJsonCache } from '../../src/devices/view-cache.js';
 import { history, seedHistory } from './history.js';
 
@@ -76,7 +76,7 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     assert.ok(cache.get(absent, new Date(now)) !== undefined);
   });
 
-  test('the cache is bounded in characters: an entry that would pass maxChars starts it over', () => {
+  test('the cache is bounded in characters: an entry that would pass maxChars drops the oldest entry', () => {
     let computed = 0;
     const counting: SqliteDeviceRepository = Object.create(repo) as SqliteDeviceRepository;
     counting.getTimed = (...args: Parameters<SqliteDeviceRepository['getTimed']>) => {
@@ -91,7 +91,7 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     small.get(mac, at);
     small.get(mac, at);
     assert.equal(computed, 1, 'the second read is a hit');
-    small.get(other, at); // would pass the bound: the cache starts over with `other` only
+    small.get(other, at); // would pass the bound: the entry cached first is dropped
     small.get(other, at);
     assert.equal(computed, 2);
     small.get(mac, at);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { HistoryRetention } from '../../src/scanner/retention.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { tempDb } from './helpers.js';
 
 const now = new Date('2025-03-01T12:00:00Z');
@@ -16,7 +17,12 @@ test('start() prunes at once; a concurrent call shares the prune; stop() ends it
     insert.run('2025-02-27 00:00:00'); // kept
     const lines: unknown[] = [];
     const logger = { info: (obj: unknown) => lines.push(obj), error: (obj: unknown) => lines.push(obj) };
-    const retention = new HistoryRetention({ db: handle.db, days: 30, logger, now: () => now });
+    const retention = new HistoryRetention({
+      devices: new SqliteDeviceRepository(handle.db),
+      days: 30,
+      logger,
+      now: () => now,
+    });
     const first = retention.pruneNow();
     assert.equal(retention.pruneNow(), first, 'a call while a prune runs shares it');
     assert.deepEqual(await first, { events: 1, sessions: 0 });

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { DomainError } from '../../src/errors.js';
 import type { RunTool, ToolResult } from '../../src/scanner/discovery.js';
 import { Scanner, scanTool, type ScannerOptions } from '../../src/scanner/scanner.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { dumpTables, fixture, tempDb } from './helpers.js';
 import { eventually } from '../helpers/processes.js';
 
@@ -43,7 +44,7 @@ describe('Scanner cycles', () => {
       const runTool: RunTool = async (_tool, args) =>
         failSecond && args.includes('--interface=nosuch0') ? arpNoDevice : arpOk;
       const scanner = new Scanner({
-        db: handle.db,
+        devices: new SqliteDeviceRepository(handle.db),
         config: config('10.231.77.0/24@br0,10.231.78.0/24@nosuch0'),
         logger,
         runTool,
@@ -91,7 +92,7 @@ describe('Scanner cycles', () => {
       };
       const checked: string[] = [];
       const scanner = new Scanner({
-        db: handle.db,
+        devices: new SqliteDeviceRepository(handle.db),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
@@ -122,7 +123,12 @@ describe('Scanner cycles', () => {
   test('scanning not configured: runNow is a 409 and status says disabled', async () => {
     const handle = tempDb();
     try {
-      const scanner = new Scanner({ db: handle.db, config: config(''), logger, runTool: async () => arpOk });
+      const scanner = new Scanner({
+        devices: new SqliteDeviceRepository(handle.db),
+        config: config(''),
+        logger,
+        runTool: async () => arpOk,
+      });
       await assert.rejects(scanner.runNow(), (err) => err instanceof DomainError && err.kind === 'conflict');
       assert.deepEqual(scanner.status(), { enabled: false, running: false, lastCycle: null });
     } finally {
@@ -146,7 +152,7 @@ describe('Scanner cycles', () => {
         return { stdout: fixture('nmap-sn.xml'), stderr: '', exitCode: 0 };
       };
       const scanner = new Scanner({
-        db: handle.db,
+        devices: new SqliteDeviceRepository(handle.db),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
@@ -175,7 +181,12 @@ describe('Scanner cycles', () => {
         tools.push(tool);
         throw new DomainError('shutting-down', 'The server is shutting down; the command was stopped.');
       };
-      const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
+      const scanner = new Scanner({
+        devices: new SqliteDeviceRepository(handle.db),
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool,
+      });
       await assert.rejects(scanner.runNow());
       assert.deepEqual(tools, ['arp-scan']);
     } finally {
@@ -205,7 +216,7 @@ describe('Scanner loop', () => {
         return arpOk;
       };
       const scanner = new Scanner({
-        db: handle.db,
+        devices: new SqliteDeviceRepository(handle.db),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
@@ -240,7 +251,12 @@ describe('Scanner loop', () => {
             reject(new Error('aborted'));
           });
         });
-      const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
+      const scanner = new Scanner({
+        devices: new SqliteDeviceRepository(handle.db),
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool,
+      });
       scanner.start();
       assert.ok(await eventually(() => flag.started), 'the discovery started');
       const before = dumpTables(handle.db);

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { defaultDeviceJson } from '../../src/devices/catalogue.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { chooseIp, planCycle, type KnownDevice, type ScanPlan } from '../../src/scanner/state-machine.js';
+import { dbTime } from '../../src/time.js';
 
 const mac = 'aa:bb:cc:00:00:01';
 const now = new Date('2025-03-01T12:00:00.000Z');
@@ -34,7 +35,12 @@ function summary(plan: ScanPlan): unknown {
     events: plan.events.map((e) => [e.type, e.ip, e.additionalInfo, e.pendingAlert]),
     open: plan.openSessions.map((o) => [o.eventType, o.ip]),
     close: plan.closeSessions.map((c) => c.eventType),
-    update: plan.updates.map((u) => [u.presentLastScan, u.lastIP, u.lastConnection, u.vendor]),
+    update: plan.updates.map((u) => [
+      u.presentLastScan,
+      u.lastIP,
+      u.lastConnection === null ? null : dbTime(u.lastConnection),
+      u.vendor,
+    ]),
     state: plan.scanState.map((s) => [s.misses, s.lastAbsence]),
   };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { mergeSightings, parseArpScan } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { ScanStore } from '../../src/scanner/store.js';
 import { fixture, tempDb, type TempDb } from './helpers.js';
 
@@ -32,7 +33,7 @@ describe('ScanStore on a real SQLite file: the replayed test-LAN history', () =>
   let store: ScanStore;
   before(() => {
     handle = tempDb();
-    store = new ScanStore(handle.db);
+    store = new ScanStore(new SqliteDeviceRepository(handle.db));
   });
   after(() => {
     handle.remove();
@@ -147,7 +148,7 @@ describe('ScanStore on a real SQLite file: the replayed test-LAN history', () =>
 
   test('after a restart, h2 coming back is a Down Reconnected with a new session row', () => {
     handle.reopen();
-    store = new ScanStore(handle.db);
+    store = new ScanStore(new SqliteDeviceRepository(handle.db));
     cycle(store, 'arp-scan.txt', t3);
     assert.deepEqual(
       events()
@@ -177,13 +178,13 @@ describe('ScanState', () => {
   test('the miss counter survives a reopen, and the grace rule continues from it', () => {
     const handle = tempDb();
     try {
-      let store = new ScanStore(handle.db);
+      let store = new ScanStore(new SqliteDeviceRepository(handle.db));
       cycle(store, 'arp-scan.txt', t1, 3);
       cycle(store, 'arp-scan-cycle2.txt', t2, 3); // h2 missed once
       cycle(store, 'arp-scan-cycle2.txt', t3, 3); // twice
       assert.equal(store.loadState().get(h2)?.misses, 2);
       handle.reopen();
-      store = new ScanStore(handle.db);
+      store = new ScanStore(new SqliteDeviceRepository(handle.db));
       assert.equal(store.loadState().get(h2)?.misses, 2);
       assert.equal(store.loadState().get(h2)?.presentLastScan, true);
       cycle(store, 'arp-scan-cycle2.txt', new Date('2025-03-01T12:15:00Z'), 3); // third miss: gone
@@ -211,7 +212,7 @@ describe('ScanState', () => {
           "INSERT INTO Devices (devMac, devLastIP, devPresentLastScan, devScan) VALUES ('00:11:22:33:44:55', '10.0.0.1', 1, 0)",
         )
         .run();
-      const store = new ScanStore(handle.db);
+      const store = new ScanStore(new SqliteDeviceRepository(handle.db));
       assert.deepEqual(store.loadState().get('00:11:22:33:44:55'), {
         mac: '00:11:22:33:44:55',
         presentLastScan: true,
@@ -250,7 +251,7 @@ describe('pruneHistory', () => {
       insertSession.run('2024-01-01 00:00:00', null, 1); // open for over a year: kept
       insertSession.run('2025-02-27 00:00:00', '2025-02-27 01:00:00', 0);
       handle.db.prepare("INSERT INTO ScanState (mac, misses) VALUES ('00:00:00:00:00:09', 1)").run();
-      const store = new ScanStore(handle.db);
+      const store = new ScanStore(new SqliteDeviceRepository(handle.db));
       const result = await store.pruneHistory(30, t1, { batchSize: 3 });
       assert.deepEqual(result, { events: 20, sessions: 7 });
       assert.deepEqual(handle.db.prepare('SELECT eve_DateTime FROM Events').pluck().all(), [

@@ -1,0 +1,86 @@
+/**
+ * The vocabulary of presence, shared by the pure state machine (which plans changes) and the device
+ * store (which writes them): what the store remembers of a device between scan cycles, and the row
+ * changes one cycle makes. Times are Date values; how they are stored is the store's business.
+ */
+import type { DeviceJson } from './catalogue.js';
+
+export type EventType =
+  'New Device' | 'Connected' | 'Disconnected' | 'Device Down' | 'Down Reconnected' | 'IP Changed';
+
+/** Why the device is absent, remembered until it comes back (decides Connected vs Down Reconnected). */
+export type AbsenceEvent = 'Disconnected' | 'Device Down';
+
+/** What the state machine needs to know of a device already in the store. */
+export interface KnownDevice {
+  readonly mac: string;
+  readonly presentLastScan: boolean;
+  readonly alertDown: boolean;
+  readonly alertEvents: boolean;
+  readonly scan: boolean;
+  readonly archived: boolean;
+  readonly lastIP: string;
+  readonly vendor: string;
+  /** Consecutive cycles missed while present. */
+  readonly misses: number;
+  /** How the last absence was recorded; null when present or never absent. */
+  readonly lastAbsence: AbsenceEvent | null;
+}
+
+export interface PlannedEvent {
+  readonly mac: string;
+  readonly ip: string;
+  readonly type: EventType;
+  readonly dateTime: Date;
+  readonly additionalInfo: string;
+  readonly pendingAlert: 0 | 1;
+}
+
+export interface PlannedSessionOpen {
+  readonly mac: string;
+  readonly ip: string;
+  readonly eventType: 'New Device' | 'Connected' | 'Down Reconnected';
+  readonly dateTime: Date;
+}
+
+export interface PlannedSessionClose {
+  readonly mac: string;
+  /** '' when an archived device's session is closed without an event. */
+  readonly eventType: 'Disconnected' | 'Device Down' | '';
+  readonly dateTime: Date;
+}
+
+/** Changes to an existing device: only the presence fields the scanner owns. */
+export interface PresenceUpdate {
+  readonly mac: string;
+  readonly presentLastScan: 0 | 1;
+  readonly lastIP: string;
+  /** Null leaves devLastConnection as it is. */
+  readonly lastConnection: Date | null;
+  /** Non-null: set devVendor (only planned when it was empty). */
+  readonly vendor: string | null;
+}
+
+export interface ScanStateRow {
+  readonly mac: string;
+  readonly misses: number;
+  readonly lastAbsence: AbsenceEvent | null;
+}
+
+/** A device the scan found first: its MAC is known to be a string. */
+export type NewDeviceJson = DeviceJson & { readonly devMac: string };
+
+/** Everything one scan cycle writes, applied by the device store in one transaction. */
+export interface PresenceChanges {
+  /**
+   * Full device objects (JSON form: catalogue defaults + scan values, so that the plan alone says
+   * what a new device looks like); the store adds the devGUID.
+   */
+  readonly newDevices: readonly NewDeviceJson[];
+  readonly updates: readonly PresenceUpdate[];
+  readonly events: readonly PlannedEvent[];
+  readonly openSessions: readonly PlannedSessionOpen[];
+  readonly closeSessions: readonly PlannedSessionClose[];
+  /** Scanner memory rows that change (written as upserts). */
+  readonly scanState: readonly ScanStateRow[];
+}

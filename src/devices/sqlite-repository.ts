@@ -1,0 +1,605 @@
+/**
+ * The SQLite device store (the interface is repository.ts, the SQL text sqlite-sql.ts). Statements
+ * are prepared once, in the constructor; every change that touches more than one statement runs in
+ * one transaction. Values cross the interface in storage-neutral form and are turned into column
+ * values (times as `YYYY-MM-DD HH:MM:SS` text) here.
+ *
+ * Per-device counts are read from the rows the triggers of the migrations keep (see `countSql`),
+ * not recounted; a device with irregular history rows (times that are not canonical storage text)
+ * is recounted from the raw rows for periods other than `all`, with the statements that define
+ * the counts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
+import { GroupCommit } from '../db/group-commit.js';
+import { dbTime, fromDbTime, periodStart, periods, type Period } from '../time.js';
+import {
+  defaultDeviceJson,
+  editableFields,
+  fieldValueToColumn,
+  fieldsByName,
+  jsonToColumns,
+  rowToJson,
+  type DbValue,
+  type DeviceRow,
+} from './catalogue.js';
+import {
+  eventToJson,
+  sessionToJson,
+  type EventJson,
+  type EventRow,
+  type SessionJson,
+  type SessionRow,
+} from './history.js';
+import type { KnownDevice, PresenceChanges } from './presence.js';
+import {
+  presenceHours,
+  type ApplyHooks,
+  type Changes,
+  type CreateResult,
+  type DeviceChanges,
+  type DeviceChild,
+  type DeviceListItem,
+  type DeviceTotals,
+  type DeviceRepository,
+  type DeviceStats,
+  type DeviceValue,
+  type DeviceView,
+  type Page,
+  type PageResult,
+  type PruneResult,
+  type TimedView,
+} from './repository.js';
+import {
+  changedSql,
+  changeTrackingSql,
+  countSql,
+  deviceListStatements,
+  deviceSql,
+  presenceSql,
+} from './sqlite-sql.js';
+import { searchParams, type DeviceListQuery } from './list-query.js';
+import { deviceGroups, deviceStatus, deviceTotalsSql, type DeviceGroup } from './status.js';
+
+interface ListStatements {
+  readonly page: Statement<[Record<string, unknown>], DeviceRow>;
+  readonly total: Statement<[Record<string, unknown>], number>;
+}
+
+interface ChildRow {
+  devMac: string;
+  devName: string;
+  devPresentLastScan: number;
+  devAlertDown: number;
+  devParentRelType: string;
+  devParentPort: number | null;
+  devLastIP: string;
+}
+
+interface StateRow {
+  devMac: string;
+  devPresentLastScan: number;
+  devAlertDown: number;
+  devAlertEvents: number;
+  devScan: number;
+  devIsArchived: number;
+  devLastIP: string;
+  devVendor: string;
+  misses: number;
+  lastAbsence: KnownDevice['lastAbsence'];
+}
+
+interface TotalsRow {
+  events: number;
+  downAlerts: number;
+  sessions: number;
+  closedSeconds: number;
+  irregular: number;
+}
+
+interface OpenRow {
+  sessions: number;
+  seconds: number;
+  growing: number;
+  nextStart: string | null;
+  irregular: number;
+}
+
+interface NextChangeRow {
+  event: string | null;
+  ended: string | null;
+  started: string | null;
+}
+
+interface BucketsRow {
+  events: number;
+  downAlerts: number;
+  ended: number;
+  endedSum: number;
+  started: number;
+  startedSum: number;
+}
+
+interface EdgeParams {
+  mac: string;
+  start: string;
+  dayFrom: string;
+}
+
+/** Period statistics with how they follow the clock (see TimedView). */
+interface PeriodStats {
+  readonly stats: DeviceStats;
+  readonly seconds: number;
+  readonly slope: number;
+  /** Unix milliseconds; null: until a write. */
+  readonly until: number | null;
+}
+
+const editableNames = editableFields.map((f) => f.name);
+const defaultColumns: Readonly<Record<string, DbValue>> = jsonToColumns(defaultDeviceJson());
+const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
+const noTotals: TotalsRow = { events: 0, downAlerts: 0, sessions: 0, closedSeconds: 0, irregular: 0 };
+const noOpen: OpenRow = { sessions: 0, seconds: 0, growing: 0, nextStart: null, irregular: 0 };
+
+/** Storage text as Unix milliseconds (NaN when it is not a time). */
+const textMs = (text: string): number => Date.parse(fromDbTime(text));
+const nothingChanged: ReadonlySet<string> = new Set();
+
+/**
+ * The row of a new device, however it is made (POST createNew or the scanner): the catalogue
+ * defaults, then `columns`, then its MAC and a fresh devGUID. Inserted with `deviceSql.insert`.
+ */
+export function newDeviceRow(mac: string, columns: Readonly<DeviceRow>): DeviceRow {
+  return { ...defaultColumns, ...columns, devMac: mac, devGUID: randomUUID() };
+}
+
+/** Editable field values as column values; RangeError for a name outside the editable catalogue. */
+function toColumns(changes: DeviceChanges): DeviceRow {
+  const row: DeviceRow = {};
+  for (const [name, value] of Object.entries(changes)) {
+    const f = fieldsByName.get(name);
+    if (f?.editable !== true) throw new RangeError(`'${name}' is not an editable device field`);
+    row[name] = fieldValueToColumn(f, value);
+  }
+  return row;
+}
+
+/** A Date as storage text, or null. */
+const timeText = (value: Date | null): string | null => (value === null ? null : dbTime(value));
+
+/**
+ * Where the buckets take over from the raw rows, for a period starting at `start` (storage text):
+ * the day after the start's day (`dayFrom`), then whole months from the month after that day's
+ * (`monthFrom`, whose first day is `dayTo`).
+ */
+function bucketBounds(start: string): { dayFrom: string; dayTo: string; monthFrom: string } {
+  const day = new Date(`${start.slice(0, 10)}T00:00:00Z`);
+  day.setUTCDate(day.getUTCDate() + 1);
+  const dayFrom = day.toISOString().slice(0, 10);
+  const month = new Date(Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1));
+  const monthFrom = month.toISOString().slice(0, 7);
+  return { dayFrom, dayTo: `${monthFrom}-01`, monthFrom };
+}
+
+export class SqliteDeviceRepository implements DeviceRepository {
+  private readonly selectStmt: Statement<[string], DeviceRow>;
+  private readonly existsStmt: Statement<[string]>;
+  private readonly insertStmt: Statement<[Record<string, DbValue>]>;
+  private readonly updateStmt: Statement<[Record<string, DbValue>]>;
+  private readonly deleteStmt: Statement<[string]>;
+  private readonly deleteEventsStmt: Statement<[string]>;
+  private readonly deleteSessionsStmt: Statement<[string]>;
+  private readonly orphanChildrenStmt: Statement<[string]>;
+  private readonly resetPropsStmt: Statement<[string, string]>;
+  private readonly copyStmt: Statement<[{ from: string; to: string; guid: string }]>;
+  private readonly childrenStmt: Statement<[string], ChildRow>;
+  private readonly eventCountsStmt: Statement<
+    [{ mac: string; start: string }],
+    { events: number; downAlerts: number }
+  >;
+  private readonly sessionStatsStmt: Statement<
+    [{ mac: string; start: string; now: string }],
+    { sessions: number; seconds: number; openSessions: number; latestOpenStart: string | null }
+  >;
+  private readonly totalsStmt: Statement<[string], TotalsRow>;
+  private readonly openStmt: Statement<[{ mac: string; start: string; now: string }], OpenRow>;
+  private readonly bucketsStmt: Statement<
+    [{ mac: string; dayFrom: string; dayTo: string; monthFrom: string }],
+    BucketsRow
+  >;
+  private readonly edgeEventsStmt: Statement<[EdgeParams], { events: number; downAlerts: number }>;
+  private readonly edgeEndedStmt: Statement<[EdgeParams], { n: number; sum: number }>;
+  private readonly edgeStartedStmt: Statement<[EdgeParams], { n: number; sum: number }>;
+  private readonly nextChangeStmt: Statement<[{ mac: string; start: string }], NextChangeRow>;
+  private readonly changedStmt: Statement<[], string>;
+  private readonly clearChangedStmt: Statement<[]>;
+  private readonly dataVersionStmt: Statement<[], number>;
+  private readonly deleteScanStateStmt: Statement<[string]>;
+  private readonly eventsPageStmt: Statement<[{ mac: string; start: string } & Page], EventRow>;
+  private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
+  private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
+  private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
+  private readonly loadPresenceStmt: Statement<[], StateRow>;
+  private readonly updatePresenceStmt: Statement<[number, string, string | null, string | null, string]>;
+  private readonly insertEventStmt: Statement<[string, string, string, string, string, number]>;
+  private readonly openSessionStmt: Statement<[string, string, string, string]>;
+  private readonly closeSessionStmt: Statement<[string, string, string]>;
+  private readonly upsertScanStateStmt: Statement<[string, number, string | null]>;
+  private readonly pruneEventsStmt: Statement<[string, number]>;
+  private readonly pruneSessionsStmt: Statement<[string, number]>;
+  private readonly pruneScanStateStmt: Statement<[]>;
+  /** Prepared on first use and kept, keyed by SQL text: one entry per list shape (a few hundred at most). */
+  private readonly listStmts = new Map<string, ListStatements>();
+  private readonly groupTotalsStmt: Statement<[], Record<DeviceGroup, number>>;
+  /** Runs a read in one transaction, so a page and its total come from one snapshot. */
+  private readonly readTx: <T>(read: () => T) => T;
+  private readonly deleteTx: (mac: string) => boolean;
+  private readonly deleteEventsTx: (mac: string) => boolean;
+  private readonly copyTx: (from: string, to: string) => boolean;
+  private readonly createTx: (row: Record<string, DbValue>) => CreateResult;
+  private readonly presenceTx: Transaction<(changes: PresenceChanges, hooks: ApplyHooks) => void>;
+  private readonly commits: GroupCommit;
+  private dataVersion: number;
+
+  constructor(private readonly db: Database) {
+    this.selectStmt = db.prepare(deviceSql.select);
+    this.existsStmt = db.prepare(deviceSql.exists).pluck();
+    this.insertStmt = db.prepare(deviceSql.insert);
+    this.updateStmt = db.prepare(deviceSql.update);
+    this.deleteStmt = db.prepare(deviceSql.delete);
+    this.deleteEventsStmt = db.prepare(deviceSql.deleteEvents);
+    this.deleteSessionsStmt = db.prepare(deviceSql.deleteSessions);
+    this.orphanChildrenStmt = db.prepare(deviceSql.orphanChildren);
+    this.resetPropsStmt = db.prepare(deviceSql.resetProps);
+    this.copyStmt = db.prepare(deviceSql.copy);
+    this.childrenStmt = db.prepare(deviceSql.children);
+    this.eventCountsStmt = db.prepare(deviceSql.eventCounts);
+    this.sessionStatsStmt = db.prepare(deviceSql.sessionStats);
+    this.totalsStmt = db.prepare(countSql.totals);
+    this.openStmt = db.prepare(countSql.openSessions);
+    this.bucketsStmt = db.prepare(countSql.buckets);
+    this.edgeEventsStmt = db.prepare(countSql.edgeEvents);
+    this.edgeEndedStmt = db.prepare(countSql.edgeEnded);
+    this.edgeStartedStmt = db.prepare(countSql.edgeStarted);
+    this.nextChangeStmt = db.prepare(countSql.nextChange);
+    db.exec(changeTrackingSql);
+    this.changedStmt = db.prepare<[], string>(changedSql.list).pluck();
+    this.clearChangedStmt = db.prepare(changedSql.clear);
+    this.dataVersionStmt = db.prepare<[], number>(changedSql.dataVersion).pluck();
+    this.dataVersion = this.dataVersionStmt.get() ?? 0;
+    this.deleteScanStateStmt = db.prepare(deviceSql.deleteScanState);
+    this.eventsPageStmt = db.prepare(deviceSql.eventsPage);
+    this.eventsTotalStmt = db
+      .prepare<[{ mac: string; start: string }], number>(deviceSql.eventsTotal)
+      .pluck();
+    this.sessionsPageStmt = db.prepare(deviceSql.sessionsPage);
+    this.sessionsTotalStmt = db
+      .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
+      .pluck();
+    this.loadPresenceStmt = db.prepare(presenceSql.load);
+    this.updatePresenceStmt = db.prepare(presenceSql.updatePresence);
+    this.insertEventStmt = db.prepare(presenceSql.insertEvent);
+    this.openSessionStmt = db.prepare(presenceSql.openSession);
+    this.closeSessionStmt = db.prepare(presenceSql.closeSession);
+    this.upsertScanStateStmt = db.prepare(presenceSql.upsertScanState);
+    this.pruneEventsStmt = db.prepare(presenceSql.pruneEvents);
+    this.pruneSessionsStmt = db.prepare(presenceSql.pruneSessions);
+    this.pruneScanStateStmt = db.prepare(presenceSql.pruneScanState);
+    this.groupTotalsStmt = db.prepare(deviceTotalsSql);
+    const read = db.transaction((fn: () => unknown) => fn());
+    this.readTx = <T>(fn: () => T): T => read(fn) as T;
+    this.commits = new GroupCommit(db);
+
+    this.createTx = db.transaction((row: Record<string, DbValue>): CreateResult => {
+      if (this.existsStmt.get(row.devMac as string) !== undefined) return 'exists';
+      this.insertStmt.run(row);
+      return 'created';
+    });
+    this.deleteTx = db.transaction((mac: string): boolean => {
+      if (this.deleteStmt.run(mac).changes === 0) return false;
+      this.deleteEventsStmt.run(mac);
+      this.deleteSessionsStmt.run(mac);
+      this.deleteScanStateStmt.run(mac);
+      this.orphanChildrenStmt.run(mac);
+      return true;
+    });
+    this.deleteEventsTx = db.transaction((mac: string): boolean => {
+      if (this.existsStmt.get(mac) === undefined) return false;
+      this.deleteEventsStmt.run(mac);
+      this.deleteSessionsStmt.run(mac);
+      this.deleteScanStateStmt.run(mac);
+      return true;
+    });
+    this.copyTx = db.transaction((from: string, to: string): boolean => {
+      if (this.copyStmt.run({ from, to, guid: randomUUID() }).changes === 0) return false;
+      this.deleteScanStateStmt.run(to);
+      return true;
+    });
+    this.presenceTx = db.transaction((changes: PresenceChanges, hooks: ApplyHooks) => {
+      this.writePresence(changes);
+      hooks.beforeCommit?.();
+      hooks.testOnlyBeforeCommit?.();
+    });
+  }
+
+  get(mac: string, period: Period, now: Date): DeviceView | undefined {
+    return this.getTimed(mac, period, now)?.view;
+  }
+
+  /**
+   * The TEMP triggers of `changeTrackingSql` record every device this connection's writes touched;
+   * `PRAGMA data_version` moves with every commit by another connection (another process, the
+   * sqlite3 CLI), whose rows nothing here can name: then everything may have changed. When nothing
+   * changed this costs two statements, about 2 µs.
+   */
+  pollChanges(): Changes {
+    const version = this.dataVersionStmt.get() ?? 0;
+    const changed = this.changedStmt.all();
+    if (changed.length > 0) this.clearChangedStmt.run();
+    if (version !== this.dataVersion) {
+      this.dataVersion = version;
+      return 'all';
+    }
+    return changed.length === 0 ? nothingChanged : new Set(changed);
+  }
+
+  write<T>(write: () => T): Promise<T> {
+    return this.commits.run(write);
+  }
+
+  getTimed(mac: string, period: Period, now: Date): TimedView | undefined {
+    return this.readTx(() => {
+      const row = this.selectStmt.get(mac);
+      if (row === undefined) return undefined;
+      const children = this.listChildren(mac);
+      const { stats, seconds, slope, until } = this.periodStats(mac, period, now);
+      const view: DeviceView = {
+        ...rowToJson(row),
+        devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+        ...stats,
+        devChildrenDynamic: children,
+        devChildrenNicsDynamic: children.filter((c) => c.devParentRelType === 'nic'),
+      };
+      return { view, seconds, slope, until: until === null ? null : new Date(until) };
+    });
+  }
+
+  create(mac: string, changes: DeviceChanges, now: Date): CreateResult {
+    const nowText = dbTime(now);
+    return this.createTx(
+      newDeviceRow(mac, { devFirstConnection: nowText, devLastConnection: nowText, ...toColumns(changes) }),
+    );
+  }
+
+  update(mac: string, changes: DeviceChanges): boolean {
+    const columns = toColumns(changes);
+    const params: Record<string, DbValue> = { mac };
+    for (const name of editableNames) {
+      const given = Object.hasOwn(columns, name);
+      params[`set_${name}`] = given ? 1 : 0;
+      params[name] = given ? (columns[name] ?? null) : null;
+    }
+    return this.updateStmt.run(params).changes > 0;
+  }
+
+  delete(mac: string): boolean {
+    return this.deleteTx(mac);
+  }
+
+  deleteEvents(mac: string): boolean {
+    return this.deleteEventsTx(mac);
+  }
+
+  resetProps(mac: string): boolean {
+    return this.resetPropsStmt.run(defaultCustomProps as string, mac).changes > 0;
+  }
+
+  copy(from: string, to: string): boolean {
+    return this.copyTx(from, to);
+  }
+
+  updateColumn(mac: string, column: string, value: DeviceValue): boolean {
+    return this.update(mac, { [column]: value }); // RangeError unless an editable field
+  }
+
+  listChildren(mac: string): DeviceChild[] {
+    return this.childrenStmt.all(mac).map((c) => ({
+      devMac: c.devMac,
+      devName: c.devName,
+      devStatus: deviceStatus(c.devPresentLastScan, c.devAlertDown),
+      devParentRelType: c.devParentRelType,
+      devParentPort: c.devParentPort,
+      devLastIP: c.devLastIP,
+    }));
+  }
+
+  listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem> {
+    const statements = this.listStatements(query);
+    const search = searchParams(query.q);
+    return this.readTx(() => ({
+      items: statements.page.all({ ...search, ...page }).map((row) => ({
+        ...rowToJson(row),
+        devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+      })),
+      total: statements.total.get(search) ?? 0,
+    }));
+  }
+
+  totals(): DeviceTotals {
+    const row = this.groupTotalsStmt.get();
+    return Object.fromEntries(deviceGroups.map((group) => [group, row?.[group] ?? 0])) as DeviceTotals;
+  }
+
+  private listStatements(query: DeviceListQuery): ListStatements {
+    const sql = deviceListStatements(query);
+    let statements = this.listStmts.get(sql.page);
+    if (statements === undefined) {
+      statements = {
+        page: this.db.prepare(sql.page),
+        total: this.db.prepare<[Record<string, unknown>], number>(sql.total).pluck(),
+      };
+      this.listStmts.set(sql.page, statements);
+    }
+    return statements;
+  }
+
+  listEvents(mac: string, period: Period, now: Date, page: Page): PageResult<EventJson> | undefined {
+    const params = { mac, start: periodStart(period, now) ?? '' };
+    return this.readTx(() => {
+      if (this.existsStmt.get(mac) === undefined) return undefined;
+      return {
+        items: this.eventsPageStmt.all({ ...params, ...page }).map(eventToJson),
+        total: this.eventsTotalStmt.get(params) ?? 0,
+      };
+    });
+  }
+
+  listSessions(mac: string, period: Period, now: Date, page: Page): PageResult<SessionJson> | undefined {
+    const params = { mac, start: periodStart(period, now) ?? '' };
+    return this.readTx(() => {
+      if (this.existsStmt.get(mac) === undefined) return undefined;
+      return {
+        items: this.sessionsPageStmt.all({ ...params, ...page }).map(sessionToJson),
+        total: this.sessionsTotalStmt.get(params) ?? 0,
+      };
+    });
+  }
+
+  stats(mac: string, period: Period, now: Date): DeviceStats {
+    return this.readTx(() => this.periodStats(mac, period, now).stats);
+  }
+
+  loadPresence(): Map<string, KnownDevice> {
+    const known = new Map<string, KnownDevice>();
+    for (const row of this.loadPresenceStmt.iterate()) {
+      known.set(row.devMac, {
+        mac: row.devMac,
+        presentLastScan: row.devPresentLastScan === 1,
+        alertDown: row.devAlertDown === 1,
+        alertEvents: row.devAlertEvents === 1,
+        scan: row.devScan === 1,
+        archived: row.devIsArchived === 1,
+        lastIP: row.devLastIP,
+        vendor: row.devVendor,
+        misses: row.misses,
+        lastAbsence: row.lastAbsence,
+      });
+    }
+    return known;
+  }
+
+  applyPresence(changes: PresenceChanges, hooks: ApplyHooks = {}): void {
+    this.presenceTx.immediate(changes, hooks);
+  }
+
+  pruneHistory(before: Date, limit: number): PruneResult {
+    const cutoff = dbTime(before);
+    return {
+      events: this.pruneEventsStmt.run(cutoff, limit).changes,
+      sessions: this.pruneSessionsStmt.run(cutoff, limit).changes,
+    };
+  }
+
+  pruneScanMemory(): void {
+    this.pruneScanStateStmt.run();
+  }
+
+  private writePresence(changes: PresenceChanges): void {
+    for (const device of changes.newDevices)
+      this.insertStmt.run(newDeviceRow(device.devMac, jsonToColumns(device)));
+    for (const u of changes.updates)
+      this.updatePresenceStmt.run(u.presentLastScan, u.lastIP, timeText(u.lastConnection), u.vendor, u.mac);
+    // Close before open: a device never has two open sessions within one cycle.
+    for (const c of changes.closeSessions) this.closeSessionStmt.run(c.eventType, dbTime(c.dateTime), c.mac);
+    for (const o of changes.openSessions)
+      this.openSessionStmt.run(o.mac, o.ip, o.eventType, dbTime(o.dateTime));
+    for (const e of changes.events)
+      this.insertEventStmt.run(e.mac, e.ip, dbTime(e.dateTime), e.type, e.additionalInfo, e.pendingAlert);
+    for (const s of changes.scanState) this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence);
+  }
+
+  /** The counts of one period; run inside a read transaction (one snapshot). */
+  private periodStats(mac: string, period: Period, now: Date): PeriodStats {
+    const start = periodStart(period, now) ?? '';
+    const nowText = dbTime(now);
+    const totals = this.totalsStmt.get(mac) ?? noTotals;
+    if (period !== 'all' && totals.irregular > 0) return this.recount(mac, start, nowText, now);
+    const open = this.openStmt.get({ mac, start, now: nowText }) ?? noOpen;
+    let events = totals.events;
+    let downAlerts = totals.downAlerts;
+    let sessions = totals.sessions;
+    let seconds = totals.closedSeconds + open.seconds;
+    let slope = open.growing;
+    // When the answer stops following the clock alone: a future open session starts, or (for a
+    // period) the moving start passes the next event or session boundary.
+    const changes: number[] = [];
+    if (open.nextStart !== null) changes.push(textMs(open.nextStart));
+    if (open.irregular > 0) changes.push(now.getTime());
+    if (period !== 'all') {
+      // Closed sessions that end after the start: those ending on later days are in the buckets
+      // by their end, those ending on the start's day are read raw. Their connected seconds within
+      // the period are sum(end) - sum(max(start of session, period start)); the sessions that
+      // started at or after the period start are likewise in the buckets by their start.
+      const bounds = bucketBounds(start);
+      const edge = { mac, start, dayFrom: bounds.dayFrom };
+      const buckets = this.bucketsStmt.get({ mac, ...bounds });
+      const edgeEvents = this.edgeEventsStmt.get(edge);
+      const ended = this.edgeEndedStmt.get(edge);
+      const started = this.edgeStartedStmt.get(edge);
+      const endedCount = (buckets?.ended ?? 0) + (ended?.n ?? 0);
+      const endedSum = (buckets?.endedSum ?? 0) + (ended?.sum ?? 0);
+      const startedCount = (buckets?.started ?? 0) + (started?.n ?? 0);
+      const startedSum = (buckets?.startedSum ?? 0) + (started?.sum ?? 0);
+      const startSeconds = textMs(start) / 1000;
+      events = (buckets?.events ?? 0) + (edgeEvents?.events ?? 0);
+      downAlerts = (buckets?.downAlerts ?? 0) + (edgeEvents?.downAlerts ?? 0);
+      sessions = endedCount + open.sessions;
+      seconds = endedSum - startedSum - startSeconds * (endedCount - startedCount) + open.seconds;
+      // Each closed session that straddles the start loses a second per second as it moves.
+      slope -= endedCount - startedCount;
+      const next = this.nextChangeStmt.get({ mac, start });
+      const length = periods[period] * 86_400_000;
+      for (const text of [next?.event, next?.ended, next?.started])
+        if (text !== null && text !== undefined) changes.push(textMs(text) + length);
+    }
+    return {
+      stats: {
+        devSessions: sessions,
+        devEvents: events,
+        devDownAlerts: downAlerts,
+        devPresenceHours: presenceHours(seconds),
+      },
+      seconds,
+      slope,
+      until: earliest(changes, now),
+    };
+  }
+
+  /** The counts from the raw rows, with the statements that define them (not cacheable). */
+  private recount(mac: string, start: string, now: string, at: Date): PeriodStats {
+    const events = this.eventCountsStmt.get({ mac, start });
+    const sessions = this.sessionStatsStmt.get({ mac, start, now });
+    const seconds = sessions?.seconds ?? 0;
+    return {
+      stats: {
+        devSessions: sessions?.sessions ?? 0,
+        devEvents: events?.events ?? 0,
+        devDownAlerts: events?.downAlerts ?? 0,
+        devPresenceHours: presenceHours(seconds),
+      },
+      seconds,
+      slope: 0,
+      until: at.getTime(),
+    };
+  }
+}
+
+/** The earliest of `times` (Unix ms); `now` when one is not a time; null when there are none. */
+function earliest(times: readonly number[], now: Date): number | null {
+  let result: number | null = null;
+  for (const time of times) {
+    if (Number.isNaN(time)) return now.getTime();
+    if (result === null || time < result) result = time;
+  }
+  return result;
+}
