@@ -6,7 +6,9 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { eventColumns, eventToJson, type EventJson, type EventRow } from '../devices/history.js';
-import { deviceSql, newDeviceRow, type DeviceChanges } from '../devices/repository.js';
+import type { DeviceChanges } from '../devices/repository.js';
+import { newDeviceRow } from '../devices/sqlite-repository.js';
+import { deviceSql } from '../devices/sqlite-sql.js';
 import { deviceGroupSql, deviceGroups, deviceTotalsSql, type DeviceGroup } from '../devices/status.js';
 
 export interface StatusItem {
