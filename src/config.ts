@@ -4,6 +4,7 @@
  * Values come from the process environment, then from an optional `.env` file in the working
  * directory (the environment wins).
  */
+import { eventTypes, type EventType } from './devices/history.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ipVersion, parseIpPort, type IpPort } from './validation.js';
@@ -76,16 +77,9 @@ function optionalUrl(...schemes: string[]): Parser<string> {
   };
 }
 
-/** The scan event types that can be notified; NOTIFY_EVENTS names a subset. */
-export const notifiableEventTypes = [
-  'New Device',
-  'Connected',
-  'Disconnected',
-  'Device Down',
-  'Down Reconnected',
-  'IP Changed',
-] as const;
-export type NotifiableEventType = (typeof notifiableEventTypes)[number];
+/** The scan event types that can be notified (every type the scanner writes); NOTIFY_EVENTS names a subset. */
+export const notifiableEventTypes = eventTypes;
+export type NotifiableEventType = EventType;
 
 /** `all`, or a comma-separated list of event types (in any order; returned in the canonical order). */
 const eventTypeList: Parser<readonly NotifiableEventType[]> = (raw, name) => {

@@ -269,10 +269,10 @@ describe('session store and limiter (unit)', () => {
   test('the limiter forgets a client after its window', () => {
     let now = 0;
     const limiter = new SignInLimiter(() => now);
-    for (let i = 0; i < 10; i++) limiter.recordFailure('1.2.3.4');
-    assert.ok(limiter.retryAfter('1.2.3.4') > 0);
-    assert.equal(limiter.retryAfter('5.6.7.8'), 0);
+    for (let i = 0; i < 10; i++) limiter.recordFailure('203.0.113.4');
+    assert.ok(limiter.retryAfter('203.0.113.4') > 0);
+    assert.equal(limiter.retryAfter('203.0.113.8'), 0);
     now += 5 * 60_000 + 1;
-    assert.equal(limiter.retryAfter('1.2.3.4'), 0);
+    assert.equal(limiter.retryAfter('203.0.113.4'), 0);
   });
 });
