@@ -7,6 +7,7 @@
  * created fresh and one migrated step by step end up with the same table.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { parseStoredJson, storableJson } from '../json-bounds.js';
 import { fromDbTime, toDbTime } from '../time.js';
 
 /**
@@ -250,7 +251,10 @@ export type DbValue = string | number | null;
 export type DeviceRow = Record<string, DbValue>;
 export type DeviceJson = Record<string, unknown>;
 
-/** Converts one already-validated JSON value to its column value. Throws RangeError on a bad time. */
+/**
+ * Converts one already-validated JSON value to its column value. Throws RangeError on a bad time
+ * and on JSON nested too deep or too large to store.
+ */
 export function toColumn(f: StoredField, value: unknown): DbValue {
   switch (f.kind) {
     case 'text':
@@ -262,7 +266,7 @@ export function toColumn(f: StoredField, value: unknown): DbValue {
     case 'time':
       return value === null ? null : toDbTime(value as string);
     case 'json':
-      return JSON.stringify(value);
+      return storableJson(value);
   }
 }
 
@@ -278,7 +282,8 @@ export function fromColumn(f: StoredField, value: DbValue): unknown {
     case 'time':
       return value === null ? null : fromDbTime(value as string);
     case 'json':
-      return JSON.parse(value as string) as unknown;
+      // Never throws: a value too deep to serialise (e.g. written by the sqlite3 CLI) stays readable.
+      return parseStoredJson(value as string);
     default:
       return value;
   }

@@ -7,6 +7,7 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { ApiError } from '../http/errors.js';
+import { maxJsonChars, maxJsonDepth } from '../json-bounds.js';
 import { normalizeMac } from '../validation.js';
 import {
   editableFields,
@@ -26,7 +27,7 @@ const expected: Record<FieldKind, string> = {
   flag: '0, 1, true or false',
   port: 'an integer from 0 to 65535, or null',
   time: 'an ISO 8601 date-time string, or null',
-  json: 'an array of objects',
+  json: `an array of objects, nested at most ${maxJsonDepth} levels and at most ${maxJsonChars} characters of JSON`,
 };
 
 /** Compiled once: the catalogue's input schema of every editable field. */

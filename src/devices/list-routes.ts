@@ -7,28 +7,67 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
+import { jsonListStream } from '../http/json-stream.js';
 import { ErrorRef } from '../http/schemas.js';
 import { DeviceListItemSchema } from './catalogue.js';
 import { EventSchema, SessionSchema } from './history.js';
 import {
   MacParams,
+  maxLimit,
   notFound,
   pagingParams,
   parsePage,
   parsePeriod,
+  parseDeviceListPage,
   parseStatus,
   pathMac,
   periodParam,
   statusParam,
 } from './params.js';
-import type { DeviceRepository } from './repository.js';
+import type { DeviceFilter, DeviceListItem, DeviceRepository } from './repository.js';
 
 const tags = ['devices'];
 
 const DevicesQuery = Type.Object(
-  { status: Type.Optional(statusParam), ...pagingParams },
+  {
+    status: Type.Optional(statusParam),
+    offset: pagingParams.offset,
+    limit: Type.Optional(
+      Type.String({
+        description: `Rows to return: an integer from 1 to ${maxLimit}. Without it, every device from the offset on (and \`limit\` is null in the answer).`,
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
+
+/**
+ * Devices read per batch of a streamed list: one short read, then the socket takes them. Small,
+ * because a device may hold ~330 KB of text: 8 keep a batch under 3 MB.
+ */
+const streamBatch = 8;
+
+/** The filtered list from `offset`, `limit` devices (null: all), read in short batches. */
+function* devicesFrom(
+  repository: DeviceRepository,
+  filter: DeviceFilter,
+  offset: number,
+  limit: number | null,
+): Generator<DeviceListItem> {
+  let after = '';
+  let skip = offset;
+  let left = limit ?? Number.POSITIVE_INFINITY;
+  while (left > 0) {
+    const count = Math.min(streamBatch, left);
+    const batch = repository.listDevicesAfter(filter, after, skip, count);
+    yield* batch;
+    const last = batch.at(-1);
+    if (batch.length < count || last === undefined) return;
+    left -= batch.length;
+    skip = 0;
+    after = last.devMac as string;
+  }
+}
 
 const HistoryQuery = Type.Object(
   { period: Type.Optional(periodParam), ...pagingParams },
@@ -36,13 +75,17 @@ const HistoryQuery = Type.Object(
 );
 
 /** `{success, <key>: [..], total, offset, limit}` for OpenAPI and the serialiser. */
-function pageSchema(key: string, item: TSchema) {
+function pageSchema(
+  key: string,
+  item: TSchema,
+  limit: TSchema = Type.Integer({ description: 'The limit used.' }),
+) {
   return Type.Object({
     success: Type.Literal(true),
     [key]: Type.Array(item),
     total: Type.Integer({ description: 'Rows in the whole filtered list (not just this page).' }),
     offset: Type.Integer({ description: 'The offset used.' }),
-    limit: Type.Integer({ description: 'The limit used.' }),
+    limit,
   });
 }
 
@@ -59,17 +102,29 @@ export function registerDeviceListRoutes(app: App, repository: DeviceRepository)
         summary: 'List devices in MAC order with their devStatus (no counts), by status, paged.',
         querystring: DevicesQuery,
         response: {
-          200: pageSchema('devices', Type.Ref('DeviceListItem')),
+          200: pageSchema(
+            'devices',
+            Type.Ref('DeviceListItem'),
+            Type.Union([Type.Integer(), Type.Null()], {
+              description: 'The limit used; null when none was given (every device was listed).',
+            }),
+          ),
           400: ErrorRef,
           403: ErrorRef,
         },
       },
     },
-    async (request) => {
-      const status = parseStatus(request.query.status);
-      const page = parsePage(request.query);
-      const { items, total } = repository.listDevices({ status }, page);
-      return { success: true as const, devices: items, total, ...page };
+    async (request, reply) => {
+      const filter = { status: parseStatus(request.query.status) };
+      const { offset, limit } = parseDeviceListPage(request.query);
+      const total = repository.countDevices(filter);
+      // Streamed: a list of every device, each with text fields of up to 16 KB, must not be built
+      // in memory as one object and one string.
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(
+          jsonListStream('devices', devicesFrom(repository, filter, offset, limit), { total, offset, limit }),
+        );
     },
   );
 

@@ -85,6 +85,18 @@ function parseInteger(
   return value;
 }
 
+/**
+ * `?offset=&limit=` of GET /devices: as parsePage, but no `limit` means every device from the
+ * offset on (limit null), as NetAlertX answers and inventory scripts written for it expect.
+ */
+export function parseDeviceListPage(query: { readonly offset?: string; readonly limit?: string }): {
+  offset: number;
+  limit: number | null;
+} {
+  if (query.limit === undefined) return { offset: parsePage(query).offset, limit: null };
+  return parsePage(query);
+}
+
 /** `?offset=&limit=` as a Page, or a 400 naming the parameter and its range. */
 export function parsePage(query: { readonly offset?: string; readonly limit?: string }): Page {
   return {

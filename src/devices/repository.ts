@@ -136,6 +136,14 @@ export interface DeviceRepository {
   stats(mac: string, period: Period, now: Date): DeviceStats;
   /** Devices in MAC order, optionally filtered by status; `total` counts the filtered list. */
   listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem>;
+  /** Devices in the filtered list. */
+  countDevices(filter: DeviceFilter): number;
+  /**
+   * Up to `count` devices of the filtered list in MAC order, after `afterMac` ('' for the first)
+   * and skipping `skip` of those: the short reads a streamed list is made of, so that other
+   * requests run between them and no whole list is ever held in memory.
+   */
+  listDevicesAfter(filter: DeviceFilter, afterMac: string, skip: number, count: number): DeviceListItem[];
   /**
    * The device's events at or after the period start (the rule of devEvents, without its type
    * filter), newest first. Undefined when the device does not exist.
@@ -235,12 +243,15 @@ export const deviceListSql = (status: DeviceStatus | undefined) => {
   return {
     page: `SELECT ${columnList} FROM Devices ${where} ORDER BY devMac LIMIT @limit OFFSET @offset`,
     total: `SELECT COUNT(*) FROM Devices ${where}`,
+    after: `SELECT ${columnList} FROM Devices WHERE devMac > @after ${status === undefined ? '' : `AND ${deviceStatusSql(status)}`}
+      ORDER BY devMac LIMIT @limit OFFSET @offset`,
   };
 };
 
 interface ListStatements {
   readonly page: Statement<[Page], DeviceRow>;
   readonly total: Statement<[], number>;
+  readonly after: Statement<[Page & { after: string }], DeviceRow>;
 }
 
 interface ChildRow {
@@ -331,6 +342,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
         const statements: ListStatements = {
           page: db.prepare(sql.page),
           total: db.prepare<[], number>(sql.total).pluck(),
+          after: db.prepare(sql.after),
         };
         return [status ?? '', statements];
       }),
@@ -444,15 +456,27 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem> {
-    const statements = this.listStmts.get(filter.status ?? '');
-    if (statements === undefined) throw new RangeError(`unknown status '${String(filter.status)}'`);
+    const statements = this.listStatements(filter);
     return this.readTx(() => ({
-      items: statements.page.all(page).map((row) => ({
-        ...rowToJson(row),
-        devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
-      })),
+      items: statements.page.all(page).map(listItem),
       total: statements.total.get() ?? 0,
     }));
+  }
+
+  countDevices(filter: DeviceFilter): number {
+    return this.listStatements(filter).total.get() ?? 0;
+  }
+
+  listDevicesAfter(filter: DeviceFilter, afterMac: string, skip: number, count: number): DeviceListItem[] {
+    return this.listStatements(filter)
+      .after.all({ after: afterMac, offset: skip, limit: count })
+      .map(listItem);
+  }
+
+  private listStatements(filter: DeviceFilter): ListStatements {
+    const statements = this.listStmts.get(filter.status ?? '');
+    if (statements === undefined) throw new RangeError(`unknown status '${String(filter.status)}'`);
+    return statements;
   }
 
   listEvents(mac: string, period: Period, now: Date, page: Page): PageResult<EventJson> | undefined {
@@ -498,6 +522,14 @@ export class SqliteDeviceRepository implements DeviceRepository {
       latestOpenStart: sessions?.latestOpenStart ?? null,
     };
   }
+}
+
+/** A stored row as GET /devices lists it. */
+function listItem(row: DeviceRow): DeviceListItem {
+  return {
+    ...rowToJson(row),
+    devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+  };
 }
 
 /** Connected seconds as hours with 2 decimals (devPresenceHours). */

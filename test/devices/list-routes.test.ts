@@ -106,11 +106,15 @@ describe('GET /devices', () => {
       .sort();
 
   test('lists every device in MAC order with stored fields and devStatus, no counts', async () => {
-    const body = await getOk(server, '/devices');
+    const res = await server.request('GET', '/devices');
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    const body = res.json;
+    // No limit: every device, and limit null (as NetAlertX answers).
     assert.deepEqual(
       { total: body.total, offset: body.offset, limit: body.limit },
-      { total: 13, offset: 0, limit: 100 },
+      { total: 13, offset: 0, limit: null },
     );
+    assert.deepEqual(Object.keys(body), ['success', 'devices', 'total', 'offset', 'limit']);
     const items = list(body, 'devices');
     assert.deepEqual(
       items.map((d) => d.devMac),
@@ -164,6 +168,8 @@ describe('GET /devices', () => {
     assert.deepEqual(pages, sortedMacs());
     const past = await getOk(server, '/devices?offset=13');
     assert.deepEqual([list(past, 'devices').length, past.total, past.offset], [0, 13, 13]);
+    const rest = await getOk(server, '/devices?offset=5');
+    assert.deepEqual([list(rest, 'devices').map((d) => d.devMac), rest.limit], [sortedMacs().slice(5), null]);
     const max = await getOk(server, '/devices?limit=1000&offset=0');
     assert.deepEqual([list(max, 'devices').length, max.limit], [13, 1000]);
     const one = await getOk(server, '/devices?limit=1&offset=12');
