@@ -34,7 +34,9 @@ const ipv6Chars = /^[0-9a-fA-F:.]+$/;
 
 /**
  * The version of an IP address literal, or null. IPv4 must be dotted-quad with no leading zeros;
- * IPv6 any RFC 4291 text form without a zone id.
+ * IPv6 any RFC 4291 text form without a zone id, except IPv4-mapped addresses (`::ffff:a.b.c.d`,
+ * `::ffff:7f00:1`): the tools handle them inconsistently (traceroute refuses them, nmap scans the
+ * IPv4 host), so the IPv4 address must be given instead (see `mappedIpv4Hint`).
  */
 export function ipVersion(input: string): IpVersion | null {
   if (ipv4Strict.test(input)) return 4;
@@ -42,9 +44,22 @@ export function ipVersion(input: string): IpVersion | null {
     // ipaddr accepts an embedded IPv4 with leading zeros; check that part too.
     const tail = /:(\d+\.\d+\.\d+\.\d+)$/.exec(input)?.[1];
     if (tail !== undefined && !ipv4Strict.test(tail)) return null;
+    if (ipaddr.IPv6.parse(input).isIPv4MappedAddress()) return null;
     return 6;
   }
   return null;
+}
+
+/**
+ * For an error message: when `input` (an address, or a range `address/prefix`) is an IPv4-mapped
+ * IPv6 address, a sentence saying so and naming the IPv4 address to give instead; else ''.
+ */
+export function mappedIpv4Hint(input: string): string {
+  const address = input.split('/', 1)[0] ?? '';
+  if (!address.includes(':') || !ipv6Chars.test(address) || !ipaddr.IPv6.isValid(address)) return '';
+  const parsed = ipaddr.IPv6.parse(address);
+  if (!parsed.isIPv4MappedAddress()) return '';
+  return ` IPv4-mapped IPv6 addresses are not accepted: give the IPv4 address (${parsed.toIPv4Address().toString()}) instead.`;
 }
 
 /**

@@ -13,7 +13,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../http/errors.js';
-import { parseScanTarget } from '../validation.js';
+import { mappedIpv4Hint, parseScanTarget } from '../validation.js';
 import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
 import { parseDnsServer, type DnsServer } from './nslookup.js';
 import type { ToolRunner } from './runner.js';
@@ -62,7 +62,7 @@ export function nmapArgs(
   const target = parseScanTarget(scan);
   if (target === null) {
     throw ApiError.badRequest(
-      "Invalid field 'scan': expected an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24.",
+      `Invalid field 'scan': expected an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24.${mappedIpv4Hint(scan)}`,
     );
   }
   if (target.size > options.maxHosts) {

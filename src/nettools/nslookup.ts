@@ -4,7 +4,7 @@
  * unreachable resolver (a failure), so the outcome is decided from the output, not the exit code.
  */
 import { ApiError } from '../http/errors.js';
-import { ipVersion, isHostname, parseIpPort } from '../validation.js';
+import { ipVersion, isHostname, mappedIpv4Hint, parseIpPort } from '../validation.js';
 import type { ToolRunner } from './runner.js';
 import { tail } from './runner.js';
 
@@ -38,7 +38,7 @@ export function parseDnsServer(value: string): DnsServer | undefined {
 export function nslookupArgs(name: string, options: NslookupOptions): string[] {
   if (name.startsWith('-') || (ipVersion(name) === null && !isHostname(name))) {
     throw ApiError.badRequest(
-      "Invalid field 'devLastIP': expected an IP address or a hostname (RFC 1123 labels, at most 253 characters).",
+      `Invalid field 'devLastIP': expected an IP address or a hostname (RFC 1123 labels, at most 253 characters).${mappedIpv4Hint(name)}`,
     );
   }
   const server = parseDnsServer(options.server);

@@ -139,9 +139,13 @@ async function runBuiltin(options: SpeedtestOptions): Promise<SpeedtestNumbers> 
     const downloadMbps = await measurePhase(options, overall, (deadline, signal) =>
       downloadStream(target, deadline, signal),
     );
+    // A phase cut short by the time limit ends quietly with what it measured: the limit must still
+    // be the answer (504), not a result with the missing phases as 0.
+    overall.throwIfAborted();
     const uploadMbps = await measurePhase(options, overall, (deadline, signal) =>
       uploadStream(target, deadline, signal),
     );
+    overall.throwIfAborted();
     return { pingMs: round2(pingMs), downloadMbps: round2(downloadMbps), uploadMbps: round2(uploadMbps) };
   } catch (err) {
     if (err instanceof ApiError) throw err;
