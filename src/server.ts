@@ -36,7 +36,14 @@ const discoveryOutputLimit = 16 * 1024 * 1024;
 export async function createServer(config: Config, logger: Logger): Promise<Server> {
   const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
-  const app = await buildApp({ token, bodyLimit: config.BODY_LIMIT, logger, isHealthy: () => db.open });
+  const app = await buildApp({
+    token,
+    bodyLimit: config.BODY_LIMIT,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    maxConnections: config.MAX_CONNECTIONS,
+    logger,
+    isHealthy: () => db.open,
+  });
 
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const devices = new SqliteDeviceRepository(db);

@@ -90,14 +90,20 @@ export function fromDomainError(err: DomainError): ApiError {
 }
 
 /** Maps domain errors and Fastify's own errors (body parsing, limits, validation) onto ApiError. */
-export function toApiError(err: unknown): ApiError {
+export function toApiError(err: unknown, bodyLimit?: number): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) return fromDomainError(err);
   const fastifyError = err as Partial<FastifyError>;
   if (fastifyError.validation) return ApiError.badRequest(describeValidation(fastifyError as FastifyError));
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'Payload Too Large', 'The request body is larger than the limit.');
+      return new ApiError(
+        413,
+        'Payload Too Large',
+        bodyLimit === undefined
+          ? 'The request body is larger than the limit (BODY_LIMIT).'
+          : `The request body is larger than the limit of ${bodyLimit} bytes (BODY_LIMIT).`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(
         415,
@@ -115,9 +121,9 @@ export function toApiError(err: unknown): ApiError {
 }
 
 /** Installs the error handler: every error leaves as the JSON error body. */
-export function registerErrorHandler(app: FastifyInstance): void {
+export function registerErrorHandler(app: FastifyInstance, bodyLimit?: number): void {
   app.setErrorHandler((err, request, reply) => {
-    const apiError = toApiError(err);
+    const apiError = toApiError(err, bodyLimit);
     if (apiError.statusCode >= 500 && !(err instanceof ApiError) && !(err instanceof DomainError))
       request.log.error({ err }, 'unexpected error');
     return reply.code(apiError.statusCode).headers(apiError.headers).send(errorBody(apiError));
