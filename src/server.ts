@@ -12,6 +12,7 @@ import { SqliteDeviceRepository } from './devices/repository.js';
 import { registerDeviceRoutes } from './devices/routes.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
+import { cleanupOrphans } from './nettools/orphans.js';
 import { registerNettoolsRoutes } from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
@@ -50,6 +51,10 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   registerDeviceRoutes(app, devices, feed);
   registerDeviceListRoutes(app, devices);
 
+  // Commands and temp files a killed predecessor left behind (normally there are none).
+  const leftovers = cleanupOrphans();
+  if (leftovers.killed.length > 0 || leftovers.removed.length > 0)
+    logger.warn(leftovers, 'removed what a previous server left behind');
   const runner = new ToolRunner({
     toolPath: config.TOOL_PATH,
     concurrency: config.TOOL_CONCURRENCY,

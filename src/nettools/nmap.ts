@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { ApiError } from '../http/errors.js';
 import { mappedIpv4Hint, parseScanTarget } from '../validation.js';
 import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
+import { nmapTempPrefix, ownerTag } from './orphans.js';
 import { parseDnsServer, type DnsServer } from './nslookup.js';
 import type { ToolRunner } from './runner.js';
 
@@ -104,7 +105,8 @@ export async function nmap(
 ): Promise<NmapResult> {
   const built = nmapArgs(scan, mode, options);
   runner.binary('nmap'); // 503 before creating anything when nmap is missing
-  const dir = await mkdtemp(join(tmpdir(), 'netkeep-nmap-'));
+  // Named after this server, so that the next start can remove it if this server dies mid-scan.
+  const dir = await mkdtemp(join(tmpdir(), `${nmapTempPrefix}${ownerTag}-`));
   try {
     const xmlFile = join(dir, 'scan.xml');
     const result = await runner.run({
