@@ -13,6 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { constants, totalmem } from 'node:os';
+import { clearInterval, setInterval } from 'node:timers';
 import { ensureBuild, ensureDependencies, root } from './lib.mjs';
 
 ensureDependencies();

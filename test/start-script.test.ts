@@ -40,7 +40,7 @@ async function npmStart(): Promise<{ npm: number; script: number; server: number
   npm.stderr.resume();
   const server = await new Promise<number>((resolve, reject) => {
     createInterface({ input: npm.stdout }).on('line', (line) => {
-      if (line.includes('"event":"listening"')) resolve(Number((JSON.parse(line) as { pid: number }).pid));
+      if (line.includes('"event":"listening"')) resolve((JSON.parse(line) as { pid: number }).pid);
     });
     npm.once('exit', (code) => {
       reject(new Error(`npm start exited with ${code} before listening`));

@@ -10,7 +10,6 @@ import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
-  type FastifyReply,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
@@ -69,7 +68,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // that they reveal nothing about protected paths, and in the JSON error body.
     frameworkErrors: (err, request, reply) => {
       const allowed = isPublicPath(request.url) || isAuthorized(request.headers.authorization);
-      sendRouterError(err, allowed, reply as unknown as FastifyReply);
+      sendRouterError(err, allowed, reply);
     },
     // Strict types: never coerce "1" into 1 or drop unknown fields silently.
     ajv: {

@@ -72,7 +72,7 @@ export function openSocket(port: number): Promise<Socket> {
 export async function rawRequest(port: number, head: string, options: RawOptions = {}): Promise<RawResponse> {
   const socket = await openSocket(port);
   let received = '';
-  let closed = false;
+  const state = { closed: false };
   let bytesWritten = 0;
   const done = new Promise<void>((resolve) => {
     socket.on('data', (data) => {
@@ -81,7 +81,7 @@ export async function rawRequest(port: number, head: string, options: RawOptions
     });
     socket.on('error', () => undefined); // EPIPE/ECONNRESET while writing: the server closed
     socket.on('close', () => {
-      closed = true;
+      state.closed = true;
       resolve();
     });
     setTimeout(resolve, options.waitMs ?? 10_000).unref();
@@ -91,9 +91,9 @@ export async function rawRequest(port: number, head: string, options: RawOptions
   if (options.piece !== undefined) {
     const piece = options.piece;
     void (async () => {
-      for (let i = 0; i < (options.pieces ?? 1) && !closed && !socket.destroyed; i++) {
+      for (let i = 0; i < (options.pieces ?? 1) && !state.closed && !socket.destroyed; i++) {
         if (options.intervalMs) await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
-        if (closed || socket.destroyed) break;
+        if (state.closed || socket.destroyed) break;
         const flushed = socket.write(piece);
         bytesWritten += Buffer.byteLength(piece);
         if (!flushed) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
@@ -102,5 +102,5 @@ export async function rawRequest(port: number, head: string, options: RawOptions
   }
   await done;
   socket.destroy();
-  return parse(received, closed, bytesWritten);
+  return parse(received, state.closed, bytesWritten);
 }

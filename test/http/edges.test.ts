@@ -15,9 +15,10 @@ const auth = `Authorization: Bearer ${token}\r\n`;
 function assertErrorBody(res: RawResponse, status: number, what: string): void {
   assert.equal(res.status, status, `${what}: ${res.status} ${res.body.slice(0, 300)}`);
   assert.match(res.headers['content-type'] ?? '', /^application\/json; charset=utf-8$/, what);
-  assert.equal(res.json?.success, false, what);
-  assert.equal(typeof res.json?.error, 'string', what);
-  assert.equal(typeof res.json?.message, 'string', what);
+  const json = res.json ?? {};
+  assert.equal(json.success, false, what);
+  assert.equal(typeof json.error, 'string', what);
+  assert.equal(typeof json.message, 'string', what);
 }
 
 describe('error answers and auth order', () => {

@@ -140,7 +140,11 @@ describe('runner: timeout, output cap, failures', () => {
     // sh itself adds PWD (and may add SHLVL/_); the runner passes only LC_ALL, PATH and the
     // owner tag (<server pid>.<its start time>) by which a later start finds orphans.
     const passed = env.filter((entry) => !/^(PWD|SHLVL|_|OLDPWD)=/.test(entry));
-    assert.deepEqual(passed, ['LC_ALL=C', `NETKEEP_OWNER=${ownerTagOf(server.process.pid ?? 0)}`, `PATH=${dir}`]);
+    assert.deepEqual(passed, [
+      'LC_ALL=C',
+      `NETKEEP_OWNER=${ownerTagOf(server.process.pid ?? 0)}`,
+      `PATH=${dir}`,
+    ]);
   });
 });
 
