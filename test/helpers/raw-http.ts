@@ -91,9 +91,10 @@ export async function rawRequest(port: number, head: string, options: RawOptions
   if (options.piece !== undefined) {
     const piece = options.piece;
     void (async () => {
-      for (let i = 0; i < (options.pieces ?? 1) && !state.closed && !socket.destroyed; i++) {
+      const open = (): boolean => !state.closed && !socket.destroyed;
+      for (let i = 0; i < (options.pieces ?? 1) && open(); i++) {
         if (options.intervalMs) await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
-        if (state.closed || socket.destroyed) break;
+        if (!open()) break;
         const flushed = socket.write(piece);
         bytesWritten += Buffer.byteLength(piece);
         if (!flushed) await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve));
