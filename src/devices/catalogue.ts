@@ -8,7 +8,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { parseStoredJson, storableJson } from '../json-bounds.js';
-import { fromDbTime, toDbTime } from '../time.js';
+import { acceptedTimePattern, fromDbTime, toDbTime } from '../time.js';
 
 /**
  * How a field is stored and shown:
@@ -176,7 +176,7 @@ function inputSchema(f: StoredField): TSchema {
     case 'port':
       return Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], options);
     case 'time':
-      return Type.Union([Type.String({ maxLength: 64 }), Type.Null()], options);
+      return Type.Union([Type.String({ maxLength: 64, pattern: acceptedTimePattern }), Type.Null()], options);
     case 'json':
       return Type.Array(Type.Object({}, { additionalProperties: true }), { ...options, maxItems: 1000 });
   }

@@ -8,6 +8,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { jsonListStream } from '../http/json-stream.js';
+import { integerTextPattern } from '../validation.js';
 import { ErrorRef } from '../http/schemas.js';
 import { DeviceListItemSchema } from './catalogue.js';
 import { EventSchema, SessionSchema } from './history.js';
@@ -34,6 +35,7 @@ const DevicesQuery = Type.Object(
     offset: pagingParams.offset,
     limit: Type.Optional(
       Type.String({
+        pattern: integerTextPattern,
         description: `Rows to return: an integer from 1 to ${maxLimit}. Without it, every device from the offset on (and \`limit\` is null in the answer).`,
       }),
     ),

@@ -8,13 +8,15 @@
  */
 import { Type } from '@sinclair/typebox';
 import { ApiError } from '../http/errors.js';
+import { stringEnum } from '../http/schemas.js';
 import { periods, type Period } from '../time.js';
-import { normalizeMac } from '../validation.js';
+import { integerTextPattern, macPattern, normalizeMac } from '../validation.js';
 import type { Page } from './repository.js';
 import { deviceStatuses, type DeviceStatus } from './status.js';
 
 export const MacParams = Type.Object({
   mac: Type.String({
+    pattern: macPattern,
     description:
       'MAC address: aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff (any case), aabb.ccdd.eeff or aabbccddeeff.',
   }),
@@ -41,9 +43,7 @@ export function notFound(mac: string): ApiError {
 
 export const periodNames = Object.keys(periods) as Period[];
 
-export const periodParam = Type.String({
-  description: `Period: ${periodNames.join(', ')} (default all).`,
-});
+export const periodParam = stringEnum(periodNames, `Period: ${periodNames.join(', ')} (default all).`);
 
 export const PeriodQuery = Type.Object({ period: Type.Optional(periodParam) });
 
@@ -60,12 +60,18 @@ export const maxLimit = 1000;
 /** Largest offset accepted: far beyond any table, small enough to stay an exact integer. */
 export const maxOffset = 1_000_000_000;
 
+const integerText = new RegExp(integerTextPattern);
+
 export const pagingParams = {
   offset: Type.Optional(
-    Type.String({ description: `Rows to skip: an integer from 0 to ${maxOffset} (default 0).` }),
+    Type.String({
+      pattern: integerTextPattern,
+      description: `Rows to skip: an integer from 0 to ${maxOffset} (default 0).`,
+    }),
   ),
   limit: Type.Optional(
     Type.String({
+      pattern: integerTextPattern,
       description: `Rows to return: an integer from 1 to ${maxLimit} (default ${defaultLimit}).`,
     }),
   ),
@@ -79,7 +85,7 @@ function parseInteger(
   fallback: number,
 ): number {
   if (raw === undefined) return fallback;
-  const value = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
+  const value = integerText.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= min && value <= max))
     throw ApiError.badRequest(`${name} must be an integer from ${min} to ${max}.`);
   return value;
@@ -105,9 +111,10 @@ export function parsePage(query: { readonly offset?: string; readonly limit?: st
   };
 }
 
-export const statusParam = Type.String({
-  description: `Only devices with this devStatus: ${deviceStatuses.join(', ')} (exact spelling).`,
-});
+export const statusParam = stringEnum(
+  deviceStatuses,
+  `Only devices with this devStatus: ${deviceStatuses.join(', ')} (exact spelling).`,
+);
 
 /** `?status=` as a DeviceStatus (undefined: no filter), or a 400 naming the allowed values. */
 export function parseStatus(raw: string | undefined): DeviceStatus | undefined {

@@ -5,6 +5,15 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, type ErrorKind } from '../errors.js';
+import { acceptedTimePattern } from '../time.js';
+import {
+  hostOrIpPattern,
+  integerTextPattern,
+  ipLiteralPattern,
+  ipv4Pattern,
+  macPattern,
+  scanTargetPattern,
+} from '../validation.js';
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -51,6 +60,17 @@ export function errorBody(err: ApiError): ErrorBody {
   return body;
 }
 
+/** What each pattern of the route schemas means, in words, for validation messages. */
+const patternRules: ReadonlyMap<string, string> = new Map([
+  [macPattern, 'is not a MAC address (aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff, aabb.ccdd.eeff or aabbccddeeff)'],
+  [integerTextPattern, 'must be an integer (digits only)'],
+  [ipv4Pattern, 'must be an IPv4 address such as 192.168.1.255'],
+  [ipLiteralPattern, 'must be one IPv4 or IPv6 address'],
+  [scanTargetPattern, 'must be an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24'],
+  [hostOrIpPattern, 'must be an IP address or a hostname'],
+  [acceptedTimePattern, 'must be an ISO 8601 date-time, or null'],
+]);
+
 /** Describes Ajv validation errors as "field 'x' must be string; ..." naming each field. */
 function describeValidation(err: FastifyError): string {
   const parts = (err.validation ?? []).map((issue) => {
@@ -59,6 +79,10 @@ function describeValidation(err: FastifyError): string {
     if (typeof params.missingProperty === 'string') return `field '${params.missingProperty}' is required`;
     const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const where = path ? `field '${path}'` : (err.validationContext ?? 'value');
+    if (Array.isArray(params.allowedValues))
+      return `${where} must be one of: ${params.allowedValues.join(', ')}`;
+    if (typeof params.pattern === 'string')
+      return `${where} ${patternRules.get(params.pattern) ?? `must match ${params.pattern}`}`;
     return `${where} ${issue.message ?? 'is invalid'}`;
   });
   const unique = [...new Set(parts)];

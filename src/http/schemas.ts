@@ -19,3 +19,8 @@ export const SuccessMessageSchema = Type.Object({ success: Type.Literal(true), m
 
 /** The error statuses every protected route can answer, for OpenAPI. */
 export const commonErrors = { 400: ErrorRef, 403: ErrorRef, 413: ErrorRef, 415: ErrorRef } as const;
+
+/** A string schema that only accepts the given values (one `enum`: clear errors, and OpenAPI shows them). */
+export function stringEnum<const T extends string>(values: readonly T[], description: string) {
+  return Type.Unsafe<T>({ type: 'string', enum: [...values], description });
+}

@@ -7,9 +7,16 @@
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.js';
 import type { App } from '../http/app.js';
-import { commonErrors, ErrorRef } from '../http/schemas.js';
+import { commonErrors, ErrorRef, stringEnum } from '../http/schemas.js';
+import {
+  hostOrIpPattern,
+  ipLiteralPattern,
+  ipv4Pattern,
+  macPattern,
+  scanTargetPattern,
+} from '../validation.js';
 import { internetInfo } from './internetinfo.js';
-import { nmap } from './nmap.js';
+import { nmap, nmapModes } from './nmap.js';
 import { nslookup } from './nslookup.js';
 import { disconnectSignal, type ToolRunner } from './runner.js';
 import { Speedtest } from './speedtest.js';
@@ -31,7 +38,8 @@ const commandErrors = {
   504: ErrorRef,
 } as const;
 
-const strictString = (description: string) => Type.String({ description, maxLength: 1024 });
+const strictString = (description: string, pattern?: string) =>
+  Type.String({ description, maxLength: 1024, ...(pattern === undefined ? {} : { pattern }) });
 
 const OutputLines = Type.Array(Type.String(), { description: 'One element per output line.' });
 
@@ -74,8 +82,11 @@ export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDep
           {
             devMac: strictString(
               'MAC: aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff, aabb.ccdd.eeff or aabbccddeeff.',
+              macPattern,
             ),
-            broadcast: Type.Optional(strictString('IPv4 broadcast address; default WOL_BROADCAST.')),
+            broadcast: Type.Optional(
+              strictString('IPv4 broadcast address; default WOL_BROADCAST.', ipv4Pattern),
+            ),
             port: Type.Optional(
               Type.Integer({ minimum: 1, maximum: 65535, description: 'UDP port; default WOL_PORT.' }),
             ),
@@ -100,7 +111,12 @@ export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDep
         summary: 'Trace the route to an IP address',
         description: 'Runs traceroute -n (-6 for IPv6) with TRACEROUTE_MAX_HOPS hops; output is its stdout.',
         body: Type.Object(
-          { devLastIP: strictString('One IPv4 or IPv6 address literal.') },
+          {
+            devLastIP: strictString(
+              'One IPv4 or IPv6 address literal (no IPv4-mapped IPv6, no leading zeros).',
+              ipLiteralPattern,
+            ),
+          },
           { additionalProperties: false },
         ),
         response: {
@@ -155,7 +171,13 @@ export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDep
         summary: 'Look up a hostname or an IP address',
         description: 'Runs nslookup against DNS_SERVER (or the system resolver). NXDOMAIN is a result (200).',
         body: Type.Object(
-          { devLastIP: strictString('An IP address or an RFC 1123 hostname.') },
+          {
+            devLastIP: Type.String({
+              description: 'An IP address or an RFC 1123 hostname.',
+              maxLength: 253,
+              pattern: hostOrIpPattern,
+            }),
+          },
           { additionalProperties: false },
         ),
         response: {
@@ -183,8 +205,11 @@ export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDep
           'Modes: fast (-F), normal (no flags), detail (-A, needs root), skipdiscovery (-Pn). At most NMAP_MAX_HOSTS addresses.',
         body: Type.Object(
           {
-            scan: strictString('IPv4/IPv6 address or CIDR range.'),
-            mode: strictString('fast, normal, detail or skipdiscovery.'),
+            scan: strictString(
+              'IPv4/IPv6 address or CIDR range, at most NMAP_MAX_HOSTS addresses.',
+              scanTargetPattern,
+            ),
+            mode: stringEnum(Object.keys(nmapModes), 'fast, normal, detail or skipdiscovery.'),
           },
           { additionalProperties: false },
         ),
