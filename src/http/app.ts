@@ -64,6 +64,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     clientErrorHandler: handleClientError,
     rewriteUrl,
+    // No 414 for a long path segment: it reaches its route and gets the route's own 400 ("not a
+    // MAC address"). Node's header size limit (16 KiB with the request line) bounds it anyway.
+    routerOptions: { maxParamLength: 16_384 },
     // The router's own errors (bad %-encoding, a path segment over 100 characters): after auth, so
     // that they reveal nothing about protected paths, and in the JSON error body.
     frameworkErrors: (err, request, reply) => {
