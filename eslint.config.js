@@ -29,6 +29,34 @@ export default tseslint.config(
     },
   },
   {
+    // The domain knows no HTTP: it throws DomainError (src/errors.ts) and src/http/errors.ts maps it.
+    // Only route files (routes.ts, *-routes.ts) and the composition root may import from src/http/.
+    files: [
+      'src/devices/**/*.ts',
+      'src/nettools/**/*.ts',
+      'src/scanner/**/*.ts',
+      'src/alerts/**/*.ts',
+      'src/import/**/*.ts',
+      'src/db/**/*.ts',
+      'src/*.ts',
+    ],
+    ignores: ['src/server.ts', 'src/main.ts', '**/routes.ts', '**/*-routes.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/http', '**/http/*', '**/http/**'],
+              message:
+                'Domain modules must not import from src/http/: throw DomainError (src/errors.ts); routes map it.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: {
       globals: { process: 'readonly', console: 'readonly', URL: 'readonly' },

@@ -2,6 +2,6 @@
 import { ensureBuild, ensureDependencies, ensureOsTools, run } from './lib.mjs';
 
 ensureDependencies();
-ensureOsTools();
 ensureBuild();
+await ensureOsTools();
 run(process.execPath, ['dist/bench/run.js', ...process.argv.slice(2)]);

@@ -32,11 +32,17 @@ function newestMtime(path) {
  * file's hash is recorded after a successful install (content, not mtime: a fresh checkout must not
  * look newer than a good install).
  */
-export function ensureDependencies() {
+export function ensureDependencies({ install = true } = {}) {
   const marker = join(root, 'node_modules', '.netkeep-lock-hash');
   const lock = join(root, 'package-lock.json');
   const lockHash = existsSync(lock) ? createHash('sha256').update(readFileSync(lock)).digest('hex') : 'none';
   if (existsSync(marker) && readFileSync(marker, 'utf8') === lockHash) return;
+  if (!install) {
+    console.error(
+      'netkeep: node_modules was not installed from this package-lock.json, and installing is not allowed here (NETKEEP_START_NO_PREPARE=1): run npm ci',
+    );
+    process.exit(1);
+  }
   console.error('netkeep: installing npm dependencies');
   run('npm', existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
   writeFileSync(marker, lockHash);
@@ -53,13 +59,12 @@ export function ensureBuild() {
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json']);
 }
 
-/** The Debian packages whose commands netkeep runs, keyed by command name. */
+/**
+ * Debian packages of the commands the tests and benches need besides the ones netkeep itself runs,
+ * keyed by command name. netkeep's own tools are listed once, in the tool runner (`toolPackages` in
+ * src/nettools/runner.ts); `ensureOsTools` reads them from the build.
+ */
 export const osTools = {
-  nmap: 'nmap',
-  traceroute: 'traceroute',
-  nslookup: 'dnsutils',
-  'speedtest-cli': 'speedtest-cli',
-  'arp-scan': 'arp-scan',
   ip: 'iproute2',
   tc: 'iproute2',
   sysctl: 'procps', // the test LAN's routers (minimal Debian images lack it)
@@ -74,9 +79,17 @@ function onPath(command) {
   return spawnSync('sh', ['-c', 'command -v "$1"', 'sh', command], { stdio: 'ignore' }).status === 0;
 }
 
-/** Installs missing OS tools with apt-get when running as root; otherwise lists what is missing. */
-export function ensureOsTools(commands = Object.keys(osTools)) {
-  const missing = [...new Set(commands.filter((c) => !onPath(c)).map((c) => osTools[c]))];
+/** Installs missing OS tools with apt-get when running as root; otherwise lists what is missing. Needs the build. */
+export async function ensureOsTools() {
+  const { toolPackages } = await import('../dist/src/nettools/runner.js');
+  const packages = { ...toolPackages, ...osTools };
+  const missing = [
+    ...new Set(
+      Object.keys(packages)
+        .filter((c) => !onPath(c))
+        .map((c) => packages[c]),
+    ),
+  ];
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
     console.error(`netkeep: not root, so not installing: ${missing.join(' ')} (apt-get install them)`);

@@ -2,6 +2,9 @@
 // with the V8 flags of src/node-flags.ts (they must be on node's command line). SIGINT/SIGTERM are
 // forwarded; the exit status is the server's, so a crash is a failure to a supervisor.
 // Missing OS tools never stop the server: the endpoint that needs one answers 503 naming the package.
+// NETKEEP_START_NO_PREPARE=1 (the test suite sets it): install nothing and build nothing; fail at
+// once when node_modules is stale or there is no build, so a test never rewrites what a running
+// suite is using.
 //
 // The chain is npm -> this script -> the server (package.json's `exec` replaces npm's shell, so
 // npm's own forwarding of SIGTERM reaches this script). Whichever process of the chain is stopped,
@@ -11,13 +14,22 @@
 // - npm killed without forwarding (SIGKILL): this script sees that its parent changed and stops the
 //   server as for SIGTERM.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { constants, totalmem } from 'node:os';
 import { clearInterval, setInterval } from 'node:timers';
 import { ensureBuild, ensureDependencies, root } from './lib.mjs';
 
-ensureDependencies();
-ensureBuild();
+if (process.env.NETKEEP_START_NO_PREPARE === '1') {
+  ensureDependencies({ install: false });
+  if (!existsSync(join(root, 'dist', 'src', 'main.js'))) {
+    console.error('netkeep: no build (dist/src/main.js) and NETKEEP_START_NO_PREPARE=1: not building');
+    process.exit(1);
+  }
+} else {
+  ensureDependencies();
+  ensureBuild();
+}
 const { serverNodeFlagsFor } = await import('../dist/src/node-flags.js');
 const flags = serverNodeFlagsFor(process.env.NODE_OPTIONS ?? '', totalmem());
 

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { ensureBuild, ensureDependencies, ensureOsTools, root, run } from './lib.mjs';
 
 ensureDependencies();
-ensureOsTools();
 ensureBuild();
+await ensureOsTools();
 run(join(root, 'node_modules', '.bin', 'eslint'), ['.']);
 run(join(root, 'node_modules', '.bin', 'prettier'), ['--check', '.', '--log-level', 'warn']);
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ipVersion, parseIpPort } from './validation.js';
+import { ipVersion, parseIpPort, type IpPort } from './validation.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -36,7 +36,7 @@ const ipv4: Parser<string> = (raw, name) => {
   throw new ConfigError(`${name} must be an IPv4 address, got '${raw}'`);
 };
 
-const httpUrl: Parser<string> = (raw, name) => {
+const httpUrl: Parser<URL> = (raw, name) => {
   let url: URL;
   try {
     url = new URL(raw);
@@ -45,12 +45,14 @@ const httpUrl: Parser<string> = (raw, name) => {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new ConfigError(`${name} must be an http or https URL, got '${raw}'`);
-  return raw;
+  return url;
 };
 
-/** Empty (system resolver), or an IP address with an optional port: 192.168.1.1:5353, [::1]:53. */
-const dnsServer: Parser<string> = (raw, name) => {
-  if (raw === '' || parseIpPort(raw) !== null) return raw;
+/** Empty (system resolver: undefined), or an IP address with an optional port: 192.168.1.1:5353, [::1]:53. */
+const dnsServer: Parser<IpPort | undefined> = (raw, name) => {
+  if (raw === '') return undefined;
+  const parsed = parseIpPort(raw);
+  if (parsed !== null) return parsed;
   throw new ConfigError(
     `${name} must be an IP address, optionally with a port (e.g. 192.168.1.1:5353), got '${raw}'`,
   );

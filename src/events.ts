@@ -9,6 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
+import type { CycleSummary } from './scanner/summary.js';
 
 /** An event a scan cycle wrote, as stored (times as Date values, not storage text). */
 export interface ScanEventRecord {
@@ -19,14 +20,8 @@ export interface ScanEventRecord {
   readonly additionalInfo: string;
 }
 
-export interface ScanCycleSummary {
-  readonly startedAt: string;
-  readonly finishedAt: string;
-  readonly durationMs: number;
-  readonly devicesSeen: number;
-  readonly newDevices: number;
-  readonly errors: readonly string[];
-}
+/** The summary of a finished scan cycle (defined once, with its schema, in the scanner). */
+export type ScanCycleSummary = CycleSummary;
 
 export interface ChangeEvents {
   /** A device was created, changed or deleted through the API (or an import). */

@@ -7,17 +7,18 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
-import { registerDeviceListRoutes } from './devices/list-routes.js';
+import deviceListRoutes from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
-import { registerDeviceRoutes } from './devices/routes.js';
+import deviceRoutes from './devices/routes.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
 import { cleanupOrphans } from './nettools/orphans.js';
-import { registerNettoolsRoutes } from './nettools/routes.js';
+import nettoolsRoutes from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
 import { interfaceProblem } from './scanner/link.js';
-import { registerScanRoutes } from './scanner/routes.js';
+import scanRoutes from './scanner/routes.js';
+import { HistoryRetention } from './scanner/retention.js';
 import { Scanner } from './scanner/scanner.js';
 
 export interface Server {
@@ -48,8 +49,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
 
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const devices = new SqliteDeviceRepository(db);
-  registerDeviceRoutes(app, devices, feed);
-  registerDeviceListRoutes(app, devices);
+  // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
+  await app.register(deviceRoutes, { repository: devices, feed });
+  await app.register(deviceListRoutes, { repository: devices });
 
   // Commands and temp files a killed predecessor left behind (normally there are none).
   const leftovers = cleanupOrphans();
@@ -62,7 +64,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     outputLimit: config.TOOL_OUTPUT_LIMIT,
     logger: logger.child({ component: 'nettools' }),
   });
-  registerNettoolsRoutes(app, { config, runner });
+  await app.register(nettoolsRoutes, { config, runner });
 
   // Presence discovery goes through the same runner as every tool (no shell, process-group kill,
   // concurrency limit). A non-zero exit is a result here: discovery reads the reason from stderr.
@@ -77,8 +79,14 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
   });
-  registerScanRoutes(app, scanner);
+  await app.register(scanRoutes, { scanner });
   scanner.start();
+  const retention = new HistoryRetention({
+    db,
+    days: config.HISTORY_DAYS,
+    logger: logger.child({ component: 'retention' }),
+  });
+  retention.start();
 
   let closing: Promise<void> | undefined;
   async function close(): Promise<void> {
@@ -91,6 +99,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await retention.stop();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (db.open) db.close();

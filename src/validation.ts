@@ -90,11 +90,17 @@ export function isHostname(input: string): boolean {
   return labels.every((label) => /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/.test(label));
 }
 
+/** An IP literal with an optional port. */
+export interface IpPort {
+  readonly host: string;
+  readonly port: number | undefined;
+}
+
 /**
  * `ip`, `ipv4:port` or `[ipv6]:port` (also a bare IPv6 literal), as DNS_SERVER takes it; null when
  * the text is none of them.
  */
-export function parseIpPort(value: string): { host: string; port: number | undefined } | null {
+export function parseIpPort(value: string): IpPort | null {
   let host = value;
   let portText: string | undefined;
   const bracketed = /^\[([^\]]+)\](?::([0-9]+))?$/.exec(value);
@@ -134,11 +140,4 @@ export function parseScanTarget(input: string): ScanTarget | null {
   const bits = version === 4 ? 32 : 128;
   if (prefix > bits) return null;
   return { target: `${address}/${prefix}`, version, size: 2 ** (bits - prefix) };
-}
-
-/** True when `address` lies inside the IPv4 CIDR `range` (both validated elsewhere). */
-export function ipv4InRange(address: string, range: string): boolean {
-  const [network, prefix] = ipaddr.parseCIDR(range);
-  const parsed = ipaddr.parse(address);
-  return parsed.kind() === network.kind() && parsed.match(network, prefix);
 }

@@ -30,6 +30,7 @@ async function npmStart(): Promise<{ npm: number; script: number; server: number
     cwd: root,
     env: {
       ...process.env,
+      NETKEEP_START_NO_PREPARE: '1',
       API_TOKEN: 'test-token-0123456789abcdef',
       HOST: '127.0.0.1',
       PORT: '0',

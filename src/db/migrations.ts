@@ -1,10 +1,10 @@
 /**
  * Versioned schema migrations. `PRAGMA user_version` holds the number of migrations applied; each
  * one runs in its own transaction, so a crash mid-migration leaves the previous version intact.
- * Never edit a released migration: append a new one.
+ * Released migrations are frozen literal SQL: never edit one, and never generate one from code that
+ * may change (the device catalogue); append a new migration instead.
  */
 import type { Database } from 'better-sqlite3';
-import { devicesTableDdl } from '../devices/catalogue.js';
 
 export interface Migration {
   readonly description: string;
@@ -15,8 +15,43 @@ export const migrations: readonly Migration[] = [
   {
     description: 'Devices, Events and Sessions with their per-device indexes',
     up(db) {
-      db.exec(devicesTableDdl());
       db.exec(`
+        CREATE TABLE Devices (
+          devMac TEXT PRIMARY KEY NOT NULL,
+          devName TEXT NOT NULL DEFAULT '',
+          devOwner TEXT NOT NULL DEFAULT '',
+          devType TEXT NOT NULL DEFAULT '',
+          devVendor TEXT NOT NULL DEFAULT '',
+          devFavorite INTEGER NOT NULL DEFAULT 0 CHECK (devFavorite IN (0, 1)),
+          devGroup TEXT NOT NULL DEFAULT '',
+          devComments TEXT NOT NULL DEFAULT '',
+          devFirstConnection TEXT,
+          devLastConnection TEXT,
+          devLastIP TEXT NOT NULL DEFAULT '',
+          devStaticIP INTEGER NOT NULL DEFAULT 0 CHECK (devStaticIP IN (0, 1)),
+          devScan INTEGER NOT NULL DEFAULT 0 CHECK (devScan IN (0, 1)),
+          devLogEvents INTEGER NOT NULL DEFAULT 0 CHECK (devLogEvents IN (0, 1)),
+          devAlertEvents INTEGER NOT NULL DEFAULT 0 CHECK (devAlertEvents IN (0, 1)),
+          devAlertDown INTEGER NOT NULL DEFAULT 0 CHECK (devAlertDown IN (0, 1)),
+          devSkipRepeated INTEGER NOT NULL DEFAULT 0 CHECK (devSkipRepeated IN (0, 1)),
+          devLastNotification TEXT,
+          devPresentLastScan INTEGER NOT NULL DEFAULT 0 CHECK (devPresentLastScan IN (0, 1)),
+          devIsNew INTEGER NOT NULL DEFAULT 0 CHECK (devIsNew IN (0, 1)),
+          devLocation TEXT NOT NULL DEFAULT '',
+          devIsArchived INTEGER NOT NULL DEFAULT 0 CHECK (devIsArchived IN (0, 1)),
+          devParentMAC TEXT NOT NULL DEFAULT '',
+          devParentPort INTEGER,
+          devParentRelType TEXT NOT NULL DEFAULT '',
+          devReqNicsOnline INTEGER NOT NULL DEFAULT 0 CHECK (devReqNicsOnline IN (0, 1)),
+          devIcon TEXT NOT NULL DEFAULT '',
+          devGUID TEXT NOT NULL DEFAULT '',
+          devSite TEXT NOT NULL DEFAULT '',
+          devSSID TEXT NOT NULL DEFAULT '',
+          devSyncHubNode TEXT NOT NULL DEFAULT '',
+          devSourcePlugin TEXT NOT NULL DEFAULT '',
+          devCustomProps TEXT NOT NULL DEFAULT '[]',
+          devFQDN TEXT NOT NULL DEFAULT ''
+        ) STRICT;
         CREATE INDEX Devices_parent ON Devices (devParentMAC);
 
         CREATE TABLE Events (

@@ -2,9 +2,9 @@
  * The device field catalogue: every field of a device, listed once. The Devices table's DDL, the
  * `GET /device/new` template, request validation, the update-column allow-list, row <-> JSON
  * conversion and the OpenAPI schemas are all derived from this list. Adding a field means adding
- * one entry here with `since` set to a new schema version, and a migration of that version that
- * runs `addedColumnsDdl(version)`. Migration 1 creates only the `since: 1` columns, so a database
- * created fresh and one migrated step by step end up with the same table.
+ * one entry here with `since` set to a new schema version, and appending a migration of that
+ * version with its literal `ALTER TABLE Devices ADD COLUMN` (the shape `columnDefinition` gives).
+ * Released migrations never change; a test checks the migrated table matches this list.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { parseStoredJson, storableJson } from '../json-bounds.js';
@@ -124,24 +124,14 @@ const sqlTypes: Record<FieldKind, string> = {
   json: "TEXT NOT NULL DEFAULT '[]'",
 };
 
-/** The column definition of a field, for CREATE TABLE or ALTER TABLE ADD COLUMN. */
+/**
+ * The column definition a field's kind calls for. Migrations are literal SQL (never generated from
+ * this list, which changes); test/db/migrations.test.ts checks the migrated table against it.
+ */
 export function columnDefinition(f: StoredField): string {
   if (f.name === 'devMac') return 'devMac TEXT PRIMARY KEY NOT NULL';
   const check = f.kind === 'flag' ? ` CHECK (${f.name} IN (0, 1))` : '';
   return `${f.name} ${sqlTypes[f.kind]}${check}`;
-}
-
-/** CREATE TABLE of the columns of schema version 1 (migration 1). */
-export function devicesTableDdl(): string {
-  const columns = storedFields.filter((f) => f.since === 1).map(columnDefinition);
-  return `CREATE TABLE Devices (\n  ${columns.join(',\n  ')}\n) STRICT`;
-}
-
-/** ALTER TABLE statements for the columns a later schema version adds (its migration runs them). */
-export function addedColumnsDdl(version: number): string[] {
-  return storedFields
-    .filter((f) => f.since === version)
-    .map((f) => `ALTER TABLE Devices ADD COLUMN ${columnDefinition(f)}`);
 }
 
 // ---------------------------------------------------------------------------------------------

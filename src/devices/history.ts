@@ -1,6 +1,6 @@
 /**
  * A device's history as the list endpoints return it: one object per Events or Sessions row, with
- * the table's own column names (NetAlertX users know them; DESIGN 4 fixes the tables) and times as
+ * the table's own column names (NetAlertX users know them; the tables are NetAlertX's) and times as
  * ISO 8601 with Z. The column lists, the row -> JSON conversion and the response schemas live
  * together here so they cannot drift apart.
  */

@@ -6,7 +6,7 @@
  */
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { maxJsonChars, maxJsonDepth } from '../json-bounds.js';
 import { normalizeMac } from '../validation.js';
 import {
@@ -48,7 +48,11 @@ function columnValue(f: StoredField, value: unknown): DbValue {
     return toColumn(f, value);
   } catch (err) {
     if (err instanceof RangeError)
-      throw ApiError.badRequest(`Invalid field '${f.name}': ${err.message}; expected ${expected[f.kind]}.`);
+      throw new DomainError(
+        'invalid',
+        `Invalid field '${f.name}': ${err.message}; expected ${expected[f.kind]}.`,
+        { code: 'INVALID_FIELD' },
+      );
     throw err;
   }
 }
@@ -68,8 +72,10 @@ export function deviceWrite(body: Readonly<Record<string, unknown>>, pathMac: st
   for (const [name, value] of Object.entries(body)) {
     if (name === 'devMac') {
       if (typeof value !== 'string' || normalizeMac(value) !== pathMac)
-        throw ApiError.badRequest(
+        throw new DomainError(
+          'invalid',
           `Field 'devMac' (${JSON.stringify(value)}) differs from the MAC in the path (${pathMac}); use POST /device/copy to copy a device.`,
+          { code: 'MAC_MISMATCH' },
         );
       continue;
     }
@@ -85,11 +91,19 @@ export function columnWrite(columnName: string, value: unknown): { column: strin
   const f = fieldsByName.get(columnName);
   const check = checks.get(columnName);
   if (f === undefined || check === undefined) {
-    throw ApiError.badRequest(
+    throw new DomainError(
+      'invalid',
       `columnName '${columnName}' is not an editable device field; allowed: ${editableFields.map((e) => e.name).join(', ')}.`,
+      { code: 'UNKNOWN_COLUMN' },
     );
   }
   if (!check.Check(value))
-    throw ApiError.badRequest(`Invalid columnValue for '${columnName}': expected ${expected[f.kind]}.`);
+    throw new DomainError(
+      'invalid',
+      `Invalid columnValue for '${columnName}': expected ${expected[f.kind]}.`,
+      {
+        code: 'INVALID_COLUMN_VALUE',
+      },
+    );
   return { column: f.name, value: columnValue(f, value) };
 }

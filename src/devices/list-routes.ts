@@ -1,5 +1,5 @@
 /**
- * The list endpoints beyond the interface (issue 4, DESIGN 5 "Lists"): GET /devices,
+ * The list endpoints beyond NetAlertX's interface: GET /devices,
  * GET /device/<mac>/events and GET /device/<mac>/sessions. Each handler validates its parameters
  * (params.ts), asks the repository for one page, and wraps it as {success, <items>, total, offset,
  * limit}. Unknown query parameters are a 400 naming them, so a typo (`?stauts=Down`) is not
@@ -91,7 +91,16 @@ function pageSchema(
   });
 }
 
-export function registerDeviceListRoutes(app: App, repository: DeviceRepository): void {
+export interface DeviceListRoutesOptions {
+  /** Where the lists are read from. */
+  readonly repository: DeviceRepository;
+}
+
+/** The device list routes, as an encapsulated Fastify plugin (register it with `app.register`). */
+export default async function deviceListRoutes(
+  app: App,
+  { repository }: DeviceListRoutesOptions,
+): Promise<void> {
   app.addSchema(DeviceListItemSchema);
   app.addSchema(EventSchema);
   app.addSchema(SessionSchema);

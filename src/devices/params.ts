@@ -2,13 +2,13 @@
  * Path and query-string parameters shared by the device routes: the path `<mac>`, `period` (GET /device/<mac> and the history lists),
  * `offset`/`limit` (every list) and `status` (GET /devices). Each has one TypeBox schema (for
  * validation of the JSON type and for OpenAPI) and one parser that turns the text into a value or a
- * 400 naming the parameter and what it accepts. Query values arrive as text (the app never coerces
+ * `invalid` outcome (a 400) naming the parameter and what it accepts. Query values arrive as text (the app never coerces
  * types), so the numbers are parsed here, digits only: `limit=1;DROP TABLE Devices`, `1e3`, `-1`,
  * ` 5` and `0x10` are all 400s.
  */
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../http/errors.js';
-import { stringEnum } from '../http/schemas.js';
+import { stringEnum } from '../enum-schema.js';
+import { DomainError } from '../errors.js';
 import { periods, type Period } from '../time.js';
 import { integerTextPattern, macPattern, normalizeMac } from '../validation.js';
 import type { Page } from './repository.js';
@@ -27,7 +27,9 @@ export function requireMac(raw: string, field?: string): string {
   const mac = normalizeMac(raw);
   if (mac === null) {
     const where = field === undefined ? '' : `Field '${field}' `;
-    throw ApiError.badRequest(`${where}'${raw.slice(0, 64)}' is not a MAC address.`);
+    throw new DomainError('invalid', `${where}'${raw.slice(0, 64)}' is not a MAC address.`, {
+      code: 'INVALID_MAC',
+    });
   }
   return mac;
 }
@@ -37,8 +39,8 @@ export function pathMac(raw: string): string {
   return requireMac(raw);
 }
 
-export function notFound(mac: string): ApiError {
-  return ApiError.notFound(`Device ${mac} not found.`);
+export function notFound(mac: string): DomainError {
+  return new DomainError('not-found', `Device ${mac} not found.`, { code: 'DEVICE_NOT_FOUND' });
 }
 
 export const periodNames = Object.keys(periods) as Period[];
@@ -51,7 +53,9 @@ export const PeriodQuery = Type.Object({ period: Type.Optional(periodParam) });
 export function parsePeriod(raw: string | undefined): Period {
   if (raw === undefined) return 'all';
   if ((periodNames as string[]).includes(raw)) return raw as Period;
-  throw ApiError.badRequest(`period must be one of: ${periodNames.join(', ')}.`);
+  throw new DomainError('invalid', `period must be one of: ${periodNames.join(', ')}.`, {
+    code: 'INVALID_PERIOD',
+  });
 }
 
 /** Page size when `limit` is not given, and the largest one accepted. */
@@ -87,7 +91,9 @@ function parseInteger(
   if (raw === undefined) return fallback;
   const value = integerText.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= min && value <= max))
-    throw ApiError.badRequest(`${name} must be an integer from ${min} to ${max}.`);
+    throw new DomainError('invalid', `${name} must be an integer from ${min} to ${max}.`, {
+      code: name === 'offset' ? 'INVALID_OFFSET' : 'INVALID_LIMIT',
+    });
   return value;
 }
 
@@ -120,5 +126,7 @@ export const statusParam = stringEnum(
 export function parseStatus(raw: string | undefined): DeviceStatus | undefined {
   if (raw === undefined) return undefined;
   if ((deviceStatuses as readonly string[]).includes(raw)) return raw as DeviceStatus;
-  throw ApiError.badRequest(`status must be one of: ${deviceStatuses.join(', ')}.`);
+  throw new DomainError('invalid', `status must be one of: ${deviceStatuses.join(', ')}.`, {
+    code: 'INVALID_STATUS',
+  });
 }

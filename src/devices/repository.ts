@@ -33,7 +33,7 @@ import {
 } from './history.js';
 import { deviceStatus, deviceStatusSql, deviceStatuses, type DeviceStatus } from './status.js';
 
-/** Computed per-device counts for one period (DESIGN 4). */
+/** Computed per-device counts for one period. */
 export interface DeviceStats {
   /** Sessions that overlap the period; a still-open session always counts. */
   readonly devSessions: number;

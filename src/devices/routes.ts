@@ -1,11 +1,11 @@
 /**
- * The /device/ routes (interface 4.2). Each handler validates (schema + path MAC), calls the
+ * The /device/ routes (NetAlertX's device API). Each handler validates (schema + path MAC), calls the
  * repository, and maps its answer to a status; every rule lives in input.ts or the repository.
  */
 import { Type } from '@sinclair/typebox';
 import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { commonErrors, ErrorRef, SuccessMessageSchema, SuccessSchema } from '../http/schemas.js';
 import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
 import { columnWrite, deviceWrite } from './input.js';
@@ -44,7 +44,18 @@ const ResetPropsBody = Type.Object(
 
 const deviceErrors = { ...commonErrors, 404: ErrorRef } as const;
 
-export function registerDeviceRoutes(app: App, repository: DeviceRepository, feed?: ChangeFeed): void {
+export interface DeviceRoutesOptions {
+  /** Where devices are read and written. */
+  readonly repository: DeviceRepository;
+  /** Told about every write the routes commit (`device` {mac, change}). */
+  readonly feed?: ChangeFeed;
+}
+
+/** The /device/ routes, as an encapsulated Fastify plugin (register it with `app.register`). */
+export default async function deviceRoutes(
+  app: App,
+  { repository, feed }: DeviceRoutesOptions,
+): Promise<void> {
   const changed = (mac: string, change: 'created' | 'updated' | 'deleted'): void => {
     feed?.publish('device', { mac, change });
   };
@@ -119,7 +130,7 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
       const { createNew, changes } = deviceWrite(request.body, mac);
       if (createNew) {
         if (repository.create(mac, changes, new Date()) === 'exists')
-          throw ApiError.conflict(`Device ${mac} already exists.`);
+          throw new DomainError('conflict', `Device ${mac} already exists.`, { code: 'DEVICE_EXISTS' });
         changed(mac, 'created');
       } else {
         if (!repository.update(mac, changes)) throw notFound(mac);
@@ -201,7 +212,8 @@ export function registerDeviceRoutes(app: App, repository: DeviceRepository, fee
     async (request) => {
       const from = requireMac(request.body.macFrom, 'macFrom');
       const to = requireMac(request.body.macTo, 'macTo');
-      if (from === to) throw ApiError.badRequest('macFrom and macTo are the same device.');
+      if (from === to)
+        throw new DomainError('invalid', 'macFrom and macTo are the same device.', { code: 'SAME_DEVICE' });
       if (!repository.copy(from, to)) throw notFound(from);
       changed(to, 'updated');
       return { success: true as const, message: `Device copied from ${from} to ${to}` };

@@ -1,5 +1,5 @@
 /**
- * The devStatus rule (DESIGN 4), in one place: GET /device, the children arrays and the device
+ * The devStatus rule, in one place: GET /device, the children arrays and the device
  * lists use it. `deviceStatus` applies it to one row in JavaScript;
  * `deviceStatusSql` is the same rule as a SQL predicate, so that GET /devices?status= filters (and
  * counts) in the database instead of loading every device. A test checks that the two agree on

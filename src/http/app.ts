@@ -92,12 +92,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('onRequest', async (_request, reply) => {
     if (!closing) return;
     void reply.header('Connection', 'close');
-    throw new ApiError(503, 'Unavailable', 'The server is shutting down.');
+    throw new ApiError(503, 'Unavailable', 'The server is shutting down.', undefined, {}, 'SHUTTING_DOWN');
   });
   registerAuth(app, options.token);
   app.addHook('onRequest', async (request) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
-      throw ApiError.badRequest('HTTP/1.1 requests must carry a Host header.');
+      throw ApiError.badRequest('HTTP/1.1 requests must carry a Host header.', 'MISSING_HOST');
   });
   registerCloseUnreadBodies(app);
   registerJsonParser(app, options.bodyLimit);
@@ -146,7 +146,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     async () => {
       if (options.isHealthy && !options.isHealthy())
-        throw new ApiError(503, 'Unavailable', 'The database is not open.');
+        throw new ApiError(
+          503,
+          'Unavailable',
+          'The database is not open.',
+          undefined,
+          {},
+          'DATABASE_UNAVAILABLE',
+        );
       return { status: 'ok' as const };
     },
   );
@@ -165,7 +172,7 @@ function registerJsonParser(app: App, bodyLimit: number): void {
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch {
-      done(ApiError.badRequest('The request body is not valid JSON.'), undefined);
+      done(ApiError.badRequest('The request body is not valid JSON.', 'INVALID_JSON'), undefined);
     }
   });
 }
@@ -210,7 +217,14 @@ function registerMethodNotAllowed(app: App): void {
   // After auth (registered later), before the body is read.
   app.addHook('onRequest', async (request) => {
     if (!servedMethods.has(request.method))
-      throw new ApiError(501, 'Not Implemented', `${request.method} is not a method netkeep serves.`);
+      throw new ApiError(
+        501,
+        'Not Implemented',
+        `${request.method} is not a method netkeep serves.`,
+        undefined,
+        {},
+        'NOT_IMPLEMENTED',
+      );
     const routeUrl = request.routeOptions.url;
     if (routeUrl === undefined || !/[:*]/.test(routeUrl)) return;
     const path = request.url.split('?', 1)[0] ?? '/';

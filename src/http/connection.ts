@@ -31,13 +31,30 @@ export function clientErrorAnswer(code: string | undefined): ApiError {
         408,
         'Request Timeout',
         'The request (headers and body) was not received within REQUEST_TIMEOUT_MS.',
+        undefined,
+        {},
+        'REQUEST_TIMEOUT',
       );
     case 'HPE_HEADER_OVERFLOW':
-      return new ApiError(431, 'Request Header Fields Too Large', 'The request headers are too large.');
+      return new ApiError(
+        431,
+        'Request Header Fields Too Large',
+        'The request headers are too large.',
+        undefined,
+        {},
+        'HEADERS_TOO_LARGE',
+      );
     case 'HPE_INVALID_METHOD':
-      return new ApiError(501, 'Not Implemented', 'The request method is not one netkeep serves.');
+      return new ApiError(
+        501,
+        'Not Implemented',
+        'The request method is not one netkeep serves.',
+        undefined,
+        {},
+        'NOT_IMPLEMENTED',
+      );
     default:
-      return ApiError.badRequest('The request is not valid HTTP.');
+      return ApiError.badRequest('The request is not valid HTTP.', 'MALFORMED_REQUEST');
   }
 }
 
@@ -87,9 +104,9 @@ export function sendRouterError(err: FastifyError, allowed: boolean, reply: Fast
 function routerErrorAnswer(err: FastifyError): ApiError {
   switch (err.code) {
     case 'FST_ERR_BAD_URL':
-      return ApiError.badRequest('The URL is not valid: a % is not followed by two hex digits.');
+      return ApiError.badRequest('The URL is not valid: a % is not followed by two hex digits.', 'BAD_URL');
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new ApiError(414, 'URI Too Long', 'A path segment is longer than 100 characters.');
+      return new ApiError(414, 'URI Too Long', 'A path segment is too long.', undefined, {}, 'URI_TOO_LONG');
     default:
       return ApiError.badRequest(err.message);
   }

@@ -1,7 +1,10 @@
 /**
- * One error type for every failure a client can see, and the one place that turns any thrown
- * value into netkeep's JSON error body:
- *   {"success":false,"error":"<short reason>","message":"<one sentence>","details"?:"<stderr tail>"}
+ * The one place that turns any thrown value into netkeep's JSON error body, for plain replies and
+ * streamed answers alike:
+ *   {"success":false,"error":"<short reason>","code":"<UPPER_SNAKE>","message":"<one sentence>",
+ *    "details"?:"<stderr tail>"}
+ * Domain modules throw `DomainError` (src/errors.ts) and know nothing of HTTP; `ApiError` is for
+ * what only the HTTP layer can say (authentication, routing, body parsing).
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, type ErrorKind } from '../errors.js';
@@ -14,9 +17,32 @@ import {
   macPattern,
   scanTargetPattern,
 } from '../validation.js';
+import type { ErrorBody } from './schemas.js';
+
+export type { ErrorBody } from './schemas.js';
+
+/** The code an HTTP-layer error carries when it names none: one per status. */
+const statusCodes: Readonly<Record<number, string>> = {
+  400: 'BAD_REQUEST',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'TOO_MANY_REQUESTS',
+  499: 'CLIENT_CLOSED',
+  500: 'INTERNAL_ERROR',
+  501: 'NOT_IMPLEMENTED',
+  503: 'UNAVAILABLE',
+  504: 'TIMEOUT',
+};
 
 export class ApiError extends Error {
   override name = 'ApiError';
+  /** Stable machine-readable code of the body, e.g. "FORBIDDEN". */
+  readonly code: string;
 
   constructor(
     /** HTTP status. */
@@ -29,33 +55,29 @@ export class ApiError extends Error {
     readonly details?: string,
     /** Extra response headers (e.g. Retry-After). */
     readonly headers: Readonly<Record<string, string>> = {},
+    /** Stable code; default: the one of the status (BAD_REQUEST, NOT_FOUND...). */
+    code?: string,
   ) {
     super(message);
+    this.code = code ?? statusCodes[statusCode] ?? (statusCode >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST');
   }
 
-  static badRequest(message: string): ApiError {
-    return new ApiError(400, 'Bad Request', message);
+  static badRequest(message: string, code = 'BAD_REQUEST'): ApiError {
+    return new ApiError(400, 'Bad Request', message, undefined, {}, code);
   }
   static forbidden(): ApiError {
     return new ApiError(403, 'Forbidden', 'ERROR: Not authorized');
   }
-  static notFound(message: string): ApiError {
-    return new ApiError(404, 'Not Found', message);
+  static notFound(message: string, code = 'NOT_FOUND'): ApiError {
+    return new ApiError(404, 'Not Found', message, undefined, {}, code);
   }
-  static conflict(message: string): ApiError {
-    return new ApiError(409, 'Conflict', message);
+  static conflict(message: string, code = 'CONFLICT'): ApiError {
+    return new ApiError(409, 'Conflict', message, undefined, {}, code);
   }
-}
-
-export interface ErrorBody {
-  success: false;
-  error: string;
-  message: string;
-  details?: string;
 }
 
 export function errorBody(err: ApiError): ErrorBody {
-  const body: ErrorBody = { success: false, error: err.error, message: err.message };
+  const body: ErrorBody = { success: false, error: err.error, code: err.code, message: err.message };
   if (err.details !== undefined) body.details = err.details;
   return body;
 }
@@ -110,7 +132,7 @@ export function fromDomainError(err: DomainError): ApiError {
   const { status, reason } = kindStatus[err.kind];
   const headers: Record<string, string> =
     err.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(err.retryAfterSeconds) };
-  return new ApiError(status, err.reason ?? reason, err.message, err.details, headers);
+  return new ApiError(status, err.reason ?? reason, err.message, err.details, headers, err.code);
 }
 
 /** Maps domain errors and Fastify's own errors (body parsing, limits, validation) onto ApiError. */
@@ -118,7 +140,8 @@ export function toApiError(err: unknown, bodyLimit?: number): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) return fromDomainError(err);
   const fastifyError = err as Partial<FastifyError>;
-  if (fastifyError.validation) return ApiError.badRequest(describeValidation(fastifyError as FastifyError));
+  if (fastifyError.validation)
+    return ApiError.badRequest(describeValidation(fastifyError as FastifyError), 'VALIDATION_FAILED');
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(
@@ -135,7 +158,7 @@ export function toApiError(err: unknown, bodyLimit?: number): ApiError {
         'Request bodies must be JSON (Content-Type: application/json).',
       );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return ApiError.badRequest('The Content-Length header does not match the body.');
+      return ApiError.badRequest('The Content-Length header does not match the body.', 'BAD_CONTENT_LENGTH');
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -144,12 +167,31 @@ export function toApiError(err: unknown, bodyLimit?: number): ApiError {
   return new ApiError(500, 'Internal Server Error', 'An unexpected error occurred.');
 }
 
+/** What a thrown value becomes on the wire: for a plain reply, or the last event of a stream. */
+export interface ErrorResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: ErrorBody;
+  /** True for a failure nobody reported on purpose (a bug): it deserves an error log line. */
+  readonly unexpected: boolean;
+}
+
+/** Turns any thrown value into its status, headers and JSON error body. */
+export function errorResponse(err: unknown, bodyLimit?: number): ErrorResponse {
+  const apiError = toApiError(err, bodyLimit);
+  return {
+    status: apiError.statusCode,
+    headers: apiError.headers,
+    body: errorBody(apiError),
+    unexpected: apiError.statusCode >= 500 && !(err instanceof ApiError) && !(err instanceof DomainError),
+  };
+}
+
 /** Installs the error handler: every error leaves as the JSON error body. */
 export function registerErrorHandler(app: FastifyInstance, bodyLimit?: number): void {
   app.setErrorHandler((err, request, reply) => {
-    const apiError = toApiError(err, bodyLimit);
-    if (apiError.statusCode >= 500 && !(err instanceof ApiError) && !(err instanceof DomainError))
-      request.log.error({ err }, 'unexpected error');
-    return reply.code(apiError.statusCode).headers(apiError.headers).send(errorBody(apiError));
+    const { status, headers, body, unexpected } = errorResponse(err, bodyLimit);
+    if (unexpected) request.log.error({ err }, 'unexpected error');
+    return reply.code(status).headers(headers).send(body);
   });
 }

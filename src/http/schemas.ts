@@ -1,15 +1,21 @@
 /** Response schemas shared by every route. */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 
 export const ErrorSchema = Type.Object(
   {
     success: Type.Literal(false),
     error: Type.String({ description: 'Short reason, e.g. "Bad Request".' }),
+    code: Type.String({
+      description: 'Stable machine-readable code, e.g. "DEVICE_NOT_FOUND" (table in docs/api.md).',
+    }),
     message: Type.String({ description: 'One human sentence.' }),
     details: Type.Optional(Type.String({ description: 'Command failures: the tail of stderr.' })),
   },
   { $id: 'Error' },
 );
+
+/** The JSON error body every failure answers with. */
+export type ErrorBody = Static<typeof ErrorSchema>;
 
 /** Reference to the shared error body, for route `response` maps. */
 export const ErrorRef = Type.Ref('Error');
@@ -19,8 +25,3 @@ export const SuccessMessageSchema = Type.Object({ success: Type.Literal(true), m
 
 /** The error statuses every protected route can answer, for OpenAPI. */
 export const commonErrors = { 400: ErrorRef, 403: ErrorRef, 413: ErrorRef, 415: ErrorRef } as const;
-
-/** A string schema that only accepts the given values (one `enum`: clear errors, and OpenAPI shows them). */
-export function stringEnum<const T extends string>(values: readonly T[], description: string) {
-  return Type.Unsafe<T>({ type: 'string', enum: [...values], description });
-}

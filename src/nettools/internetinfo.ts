@@ -2,10 +2,10 @@
  * Public internet connection information: one GET of INTERNETINFO_URL (ipinfo.io JSON shape),
  * bounded by INTERNETINFO_TIMEOUT_MS. Not a command, so it does not go through the tool runner.
  */
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 
 export interface InternetInfoOptions {
-  readonly url: string;
+  readonly url: URL;
   readonly timeoutMs: number;
 }
 
@@ -18,8 +18,13 @@ export interface InternetInfoResult {
 /** Largest answer read; an IP information record is a few hundred bytes. */
 const maxBodyBytes = 64 * 1024;
 
-function failure(message: string, details?: string): ApiError {
-  return new ApiError(500, 'Request failed', message, details);
+/** The service failed us: `command-failed`, shown as "Request failed". */
+function failure(message: string, details?: string): DomainError {
+  return new DomainError('command-failed', message, {
+    code: 'INTERNETINFO_FAILED',
+    reason: 'Request failed',
+    details,
+  });
 }
 
 function field(info: Record<string, unknown>, name: string): string {
@@ -53,7 +58,7 @@ export async function internetInfo(
       );
     }
   } catch (err) {
-    if (err instanceof ApiError) throw err;
+    if (err instanceof DomainError) throw err;
     if (timeout.aborted) {
       throw failure(`The IP information service did not answer within ${options.timeoutMs} ms (timed out).`);
     }

@@ -3,28 +3,35 @@
  * scanner's `nmap -sn` discovery. It only reads: what a missing MAC, a skipped target or an error
  * means is for each caller to decide.
  */
+import { Type, type Static } from '@sinclair/typebox';
 import { XMLParser } from 'fast-xml-parser';
 
-export interface NmapPort {
-  port: number;
-  protocol: string;
-  state: string | null;
-  service: string | null;
-  product: string | null;
-  version: string | null;
-}
+const nullableString = () => Type.Union([Type.String(), Type.Null()]);
+
+export const NmapPortSchema = Type.Object({
+  port: Type.Integer(),
+  protocol: Type.String(),
+  state: nullableString(),
+  service: nullableString(),
+  product: nullableString(),
+  version: nullableString(),
+});
+
+export type NmapPort = Static<typeof NmapPortSchema>;
 
 /** One host of the report, as `/nettools/nmap` answers it (docs/api/nettools.md). */
-export interface NmapHost {
-  address: string | null;
-  addressType: string | null;
+export const NmapHostSchema = Type.Object({
+  address: nullableString(),
+  addressType: nullableString(),
   /** Lower-cased (nmap prints upper case). */
-  mac: string | null;
-  vendor: string | null;
-  hostnames: string[];
-  state: string | null;
-  ports: NmapPort[];
-}
+  mac: nullableString(),
+  vendor: nullableString(),
+  hostnames: Type.Array(Type.String()),
+  state: nullableString(),
+  ports: Type.Array(NmapPortSchema),
+});
+
+export type NmapHost = Static<typeof NmapHostSchema>;
 
 /** A target nmap did not probe (it exits 0 all the same), e.g. no route from the interface. */
 export interface NmapSkippedTarget {

@@ -12,11 +12,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { mappedIpv4Hint, parseScanTarget } from '../validation.js';
 import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
+import type { DnsServer } from './nslookup.js';
 import { nmapTempPrefix, ownerTag } from './orphans.js';
-import { parseDnsServer, type DnsServer } from './nslookup.js';
 import type { ToolRunner } from './runner.js';
 
 export const nmapModes = {
@@ -31,8 +31,8 @@ export type NmapMode = keyof typeof nmapModes;
 export interface NmapOptions {
   readonly maxHosts: number;
   readonly timeoutMs: number;
-  /** DNS_SERVER ('' for the system resolver). */
-  readonly dnsServer: string;
+  /** DNS_SERVER; undefined for the system resolver. */
+  readonly dnsServer: DnsServer | undefined;
   /** Effective user id of the server process (process.getuid()); -A needs root. */
   readonly uid: number | undefined;
 }
@@ -49,44 +49,46 @@ function isMode(mode: string): mode is NmapMode {
   return Object.hasOwn(nmapModes, mode);
 }
 
-/** Validates the request (400 naming the field) and builds the arguments before the XML file. */
+/** Validates the request (`invalid`, naming the field) and builds the arguments before the XML file. */
 export function nmapArgs(
   scan: string,
   mode: string,
   options: NmapOptions,
 ): { mode: NmapMode; args: string[]; target: string } {
   if (!isMode(mode)) {
-    throw ApiError.badRequest(
+    throw new DomainError(
+      'invalid',
       `Invalid field 'mode': expected one of ${Object.keys(nmapModes).join(', ')} (exact, lowercase).`,
+      { code: 'INVALID_MODE' },
     );
   }
   const target = parseScanTarget(scan);
   if (target === null) {
-    throw ApiError.badRequest(
+    throw new DomainError(
+      'invalid',
       `Invalid field 'scan': expected an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24.${mappedIpv4Hint(scan)}`,
+      { code: 'INVALID_SCAN_TARGET' },
     );
   }
   if (target.size > options.maxHosts) {
-    throw ApiError.badRequest(
+    throw new DomainError(
+      'invalid',
       `Invalid field 'scan': the range covers ${target.size} addresses; at most ${options.maxHosts} (NMAP_MAX_HOSTS) are allowed.`,
+      { code: 'SCAN_RANGE_TOO_LARGE' },
     );
   }
   if (mode === 'detail' && options.uid !== 0) {
     // -A includes OS detection (-O), which needs raw sockets: without root nmap quits at once with
     // "requires root privileges". Say so clearly instead of passing on that failure.
-    throw new ApiError(
-      503,
-      'Insufficient privileges',
+    throw new DomainError(
+      'unavailable',
       "nmap mode 'detail' (-A) needs root privileges for OS detection; run netkeep as root, or use another mode.",
+      { code: 'NEEDS_ROOT', reason: 'Insufficient privileges' },
     );
   }
   return {
     mode,
-    args: [
-      ...nmapModes[mode],
-      ...(target.version === 6 ? ['-6'] : []),
-      ...dnsArgs(parseDnsServer(options.dnsServer)),
-    ],
+    args: [...nmapModes[mode], ...(target.version === 6 ? ['-6'] : []), ...dnsArgs(options.dnsServer)],
     target: target.target,
   };
 }
@@ -104,7 +106,7 @@ export async function nmap(
   signal?: AbortSignal,
 ): Promise<NmapResult> {
   const built = nmapArgs(scan, mode, options);
-  runner.binary('nmap'); // 503 before creating anything when nmap is missing
+  runner.binary('nmap'); // tool-missing before creating anything when nmap is missing
   // Named after this server, so that the next start can remove it if this server dies mid-scan.
   const dir = await mkdtemp(join(tmpdir(), `${nmapTempPrefix}${ownerTag}-`));
   try {
@@ -119,16 +121,19 @@ export async function nmap(
     try {
       report = parseNmapXml(await readFile(xmlFile, 'utf8'));
     } catch (err) {
-      throw new ApiError(
-        500,
-        'Command failed',
-        'nmap finished but its XML report could not be read.',
-        err instanceof Error ? err.message : String(err),
-      );
+      throw new DomainError('command-failed', 'nmap finished but its XML report could not be read.', {
+        code: 'NMAP_REPORT_UNREADABLE',
+        reason: 'Command failed',
+        details: err instanceof Error ? err.message : String(err),
+      });
     }
     // A report that says exit="error" is a failed command, whatever the exit code was.
     if (report.error !== null) {
-      throw new ApiError(500, 'Command failed', 'nmap reported an error.', report.error);
+      throw new DomainError('command-failed', 'nmap reported an error.', {
+        code: 'NMAP_REPORTED_ERROR',
+        reason: 'Command failed',
+        details: report.error,
+      });
     }
     const hosts = report.hosts;
     return {

@@ -3,45 +3,30 @@
  * nslookup writes its errors to stdout and exits 1 both for "no such name" (a result) and for an
  * unreachable resolver (a failure), so the outcome is decided from the output, not the exit code.
  */
-import { ApiError } from '../http/errors.js';
-import { ipVersion, isHostname, mappedIpv4Hint, parseIpPort } from '../validation.js';
+import { DomainError } from '../errors.js';
+import { ipVersion, isHostname, mappedIpv4Hint, type IpPort } from '../validation.js';
 import type { ToolRunner } from './runner.js';
 import { tail } from './runner.js';
 
+/** A resolver: DNS_SERVER as parsed at start. */
+export type DnsServer = IpPort;
+
 export interface NslookupOptions {
-  /** DNS_SERVER: '' (system resolver), 'host' or 'host:port' / '[v6]:port'. */
-  readonly server: string;
+  /** DNS_SERVER; undefined for the system resolver. */
+  readonly server: DnsServer | undefined;
   readonly timeoutMs: number;
 }
 
-export interface DnsServer {
-  readonly host: string;
-  readonly port: number | undefined;
-}
-
-/** Parses DNS_SERVER: an IP literal, optionally with a port; undefined when empty. */
-export function parseDnsServer(value: string): DnsServer | undefined {
-  if (value === '') return undefined;
-  const parsed = parseIpPort(value);
-  if (parsed === null) {
-    // Checked at start (src/config.ts), so only a direct caller can get here.
-    throw new ApiError(
-      500,
-      'Configuration error',
-      `DNS_SERVER must be an IP address, optionally with a port (e.g. 192.168.1.1 or 192.168.1.1:5353); got '${value}'.`,
-    );
-  }
-  return parsed;
-}
-
-/** Validates the name (400 naming the field) and builds the argument array. */
+/** Validates the name (`invalid`, naming the field) and builds the argument array. */
 export function nslookupArgs(name: string, options: NslookupOptions): string[] {
   if (name.startsWith('-') || (ipVersion(name) === null && !isHostname(name))) {
-    throw ApiError.badRequest(
+    throw new DomainError(
+      'invalid',
       `Invalid field 'devLastIP': expected an IP address or a hostname (RFC 1123 labels, at most 253 characters).${mappedIpv4Hint(name)}`,
+      { code: 'INVALID_NAME' },
     );
   }
-  const server = parseDnsServer(options.server);
+  const server = options.server;
   // nslookup tries a query 3 times; a per-try timeout of a quarter of the limit lets it finish
   // (and report "no servers could be reached") before the runner's limit stops it.
   const perTry = Math.max(1, Math.floor(options.timeoutMs / 4000));
@@ -76,11 +61,14 @@ export async function nslookup(
   const output = result.stdout.split('\n').filter((line) => line.trim() !== '');
   const reached = !/no servers could be reached/i.test(result.stdout);
   if (!reached || (result.exitCode !== 0 && !answeredWithoutRecord.test(result.stdout))) {
-    throw new ApiError(
-      500,
-      'Command failed',
+    throw new DomainError(
+      'command-failed',
       `nslookup could not get an answer from the resolver (exit code ${result.exitCode}).`,
-      tail([result.stderr, result.stdout].filter((text) => text.trim() !== '').join('\n')),
+      {
+        code: 'DNS_NO_ANSWER',
+        reason: 'Command failed',
+        details: tail([result.stderr, result.stdout].filter((text) => text.trim() !== '').join('\n')),
+      },
     );
   }
   return { success: true, output };

@@ -1,5 +1,5 @@
 /**
- * HTTP routes of the network tools (interface section 4.1). Thin: the body schema checks types
+ * HTTP routes of the network tools (NetAlertX's /nettools paths). Thin: the body schema checks types
  * (strict strings, 400 naming the field), the tool module validates values and runs, the route
  * returns its result. Command-running routes pass an AbortSignal that fires when the client
  * disconnects, so the command is stopped.
@@ -7,7 +7,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.js';
 import type { App } from '../http/app.js';
-import { commonErrors, ErrorRef, stringEnum } from '../http/schemas.js';
+import { stringEnum } from '../enum-schema.js';
+import { commonErrors, ErrorRef } from '../http/schemas.js';
 import {
   hostOrIpPattern,
   ipLiteralPattern,
@@ -16,6 +17,7 @@ import {
   scanTargetPattern,
 } from '../validation.js';
 import { internetInfo } from './internetinfo.js';
+import { NmapHostSchema } from './nmap-xml.js';
 import { nmap, nmapModes } from './nmap.js';
 import { nslookup } from './nslookup.js';
 import { disconnectSignal, type ToolRunner } from './runner.js';
@@ -23,8 +25,10 @@ import { Speedtest } from './speedtest.js';
 import { traceroute } from './traceroute.js';
 import { wakeOnLan } from './wakeonlan.js';
 
-export interface NettoolsDeps {
+export interface NettoolsRoutesOptions {
+  /** The tools' settings (limits, DNS_SERVER, Wake-on-LAN defaults, speed-test backend). */
   readonly config: Config;
+  /** The one runner every command goes through. */
   readonly runner: ToolRunner;
 }
 
@@ -43,25 +47,11 @@ const strictString = (description: string, pattern?: string) =>
 
 const OutputLines = Type.Array(Type.String(), { description: 'One element per output line.' });
 
-const NmapPortSchema = Type.Object({
-  port: Type.Integer(),
-  protocol: Type.String(),
-  state: Type.Union([Type.String(), Type.Null()]),
-  service: Type.Union([Type.String(), Type.Null()]),
-  product: Type.Union([Type.String(), Type.Null()]),
-  version: Type.Union([Type.String(), Type.Null()]),
-});
-const NmapHostSchema = Type.Object({
-  address: Type.Union([Type.String(), Type.Null()]),
-  addressType: Type.Union([Type.String(), Type.Null()]),
-  mac: Type.Union([Type.String(), Type.Null()]),
-  vendor: Type.Union([Type.String(), Type.Null()]),
-  hostnames: Type.Array(Type.String()),
-  state: Type.Union([Type.String(), Type.Null()]),
-  ports: Type.Array(NmapPortSchema),
-});
-
-export function registerNettoolsRoutes(app: App, { config, runner }: NettoolsDeps): void {
+/** The network tool routes, as an encapsulated Fastify plugin (register it with `app.register`). */
+export default async function nettoolsRoutes(
+  app: App,
+  { config, runner }: NettoolsRoutesOptions,
+): Promise<void> {
   const speedtest = new Speedtest(runner, {
     backend: config.SPEEDTEST_BACKEND,
     serverUrl: config.SPEEDTEST_SERVER_URL,

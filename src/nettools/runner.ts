@@ -1,28 +1,31 @@
 /**
  * THE tool runner: every OS command netkeep starts (nmap, traceroute, nslookup, speedtest-cli,
- * arp-scan) goes through `ToolRunner.run`. It owns the safety rules of DESIGN.md section 3 so that
+ * arp-scan) goes through `ToolRunner.run`. It owns the safety rules of running a command so that
  * no tool module can forget one:
  *
- * - binaries are resolved once, at construction, by searching TOOL_PATH; a missing one answers 503
- *   naming the Debian package to install;
+ * - binaries are resolved once, at construction, by searching TOOL_PATH; a missing one is a
+ *   `tool-missing` outcome naming the Debian package to install;
  * - `spawn` with an argument array, never a shell, and an environment of only LC_ALL=C and PATH;
  * - each command in its own process group (`detached`), so a timeout, an abort or `killAll()` can
  *   kill the command together with every child it forked (SIGTERM, then SIGKILL after a grace);
  * - each command started through `setpriv --pdeathsig KILL` (util-linux), so it dies with the
  *   server even when the server is killed with no chance to stop it; what escapes that is removed
  *   at the next start (orphans.ts, through NETKEEP_OWNER in the command's environment);
- * - a time limit (504), a stdout cap (500 "Output too large"), an AbortSignal (client gone);
- * - a global concurrency limit with a short queue; beyond it 429 with Retry-After;
+ * - a time limit (`timeout`), a stdout cap (`command-failed`, "Output too large"), an AbortSignal
+ *   (client gone: `aborted`);
+ * - a global concurrency limit with a short queue; beyond it `saturated` with a retry delay;
+ *
+ * Failures are DomainErrors (src/errors.ts); the HTTP layer maps them to statuses.
  * - one structured log line per run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { ownerTag, ownerVariable } from './orphans.js';
 
-/** The Debian package that provides each command, for the 503 answer. */
+/** The Debian package that provides each command, named when a tool is missing. */
 export const toolPackages = {
   nmap: 'nmap',
   traceroute: 'traceroute',
@@ -38,14 +41,14 @@ export interface ToolRunnerOptions {
   readonly toolPath: string;
   /** Commands that may run at once (TOOL_CONCURRENCY). */
   readonly concurrency: number;
-  /** Requests that may wait for a slot (TOOL_QUEUE); beyond it run() answers 429. */
+  /** Requests that may wait for a slot (TOOL_QUEUE); beyond it run() is refused as saturated. */
   readonly queue: number;
   /** Default stdout cap in bytes (TOOL_OUTPUT_LIMIT). */
   readonly outputLimit: number;
   readonly logger: Logger;
   /** Time between SIGTERM and SIGKILL of a group being stopped. Default 2000 ms. */
   readonly killGraceMs?: number;
-  /** Seconds announced in Retry-After on a 429. Default 5. */
+  /** Seconds after which a refused (saturated) request may retry. Default 5. */
   readonly retryAfterSeconds?: number;
 }
 
@@ -53,14 +56,14 @@ export interface RunOptions {
   readonly tool: ToolName;
   /** Arguments, built only from validated values. Never passed through a shell. */
   readonly args: readonly string[];
-  /** Time limit of the command (504 after it). */
+  /** Time limit of the command (a `timeout` outcome after it). */
   readonly timeoutMs: number;
   /** Aborting (e.g. client disconnected) stops the command or takes it out of the queue. */
   readonly signal?: AbortSignal;
   /** Stdout cap in bytes for this run; default the runner's outputLimit. */
   readonly outputLimit?: number;
   /**
-   * Resolve with the result instead of answering 500 when the exit code is not 0, for tools whose
+   * Resolve with the result instead of failing (`command-failed`) when the exit code is not 0, for tools whose
    * non-zero exits can be results (nslookup's NXDOMAIN). The caller then decides.
    */
   readonly allowNonZeroExit?: boolean;
@@ -100,13 +103,13 @@ export class ToolRunner {
   private active = 0;
   private shuttingDown = false;
   private readonly killGraceMs: number;
-  private readonly retryAfter: string;
+  private readonly retryAfterSeconds: number;
   /** setpriv, which gives each command a parent-death signal; undefined when not installed. */
   private readonly setpriv: string | undefined;
 
   constructor(private readonly options: ToolRunnerOptions) {
     this.killGraceMs = options.killGraceMs ?? 2000;
-    this.retryAfter = String(options.retryAfterSeconds ?? 5);
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 5;
     for (const tool of Object.keys(toolPackages) as ToolName[]) {
       const found = findExecutable(tool, options.toolPath);
       if (found !== undefined) this.paths.set(tool, found);
@@ -123,28 +126,23 @@ export class ToolRunner {
     return this.paths.has(tool);
   }
 
-  /** Absolute path of a tool, or the 503 that names the package to install. */
+  /** Absolute path of a tool, or the `tool-missing` outcome that names the package to install. */
   binary(tool: ToolName): string {
     const path = this.paths.get(tool);
     if (path === undefined) {
-      throw new ApiError(
-        503,
-        'Tool not installed',
+      throw new DomainError(
+        'tool-missing',
         `${tool} is not installed on the server: install the Debian package '${toolPackages[tool]}' (apt-get install ${toolPackages[tool]}).`,
+        { code: 'TOOL_NOT_INSTALLED', reason: 'Tool not installed' },
       );
     }
     return path;
   }
 
-  /** Commands running now and requests waiting for a slot (for tests and metrics). */
-  get load(): { running: number; waiting: number } {
-    return { running: this.active, waiting: this.waiting.length };
-  }
-
   /**
    * Runs one command. Resolves with its output when it exits 0 (or any code with
-   * allowNonZeroExit); otherwise rejects with an ApiError: 503 not installed, 429 saturated,
-   * 504 timed out, 500 failed or output too large, 499 aborted by the client.
+   * allowNonZeroExit); otherwise rejects with a DomainError: tool-missing, saturated, timeout,
+   * command-failed (non-zero exit, output too large, not startable), aborted or shutting-down.
    */
   async run(options: RunOptions): Promise<RunResult> {
     const binary = this.binary(options.tool);
@@ -191,12 +189,10 @@ export class ToolRunner {
       return;
     }
     if (this.waiting.length >= this.options.queue) {
-      throw new ApiError(
-        429,
-        'Too Many Requests',
+      throw new DomainError(
+        'saturated',
         'Too many network tool commands are running or waiting; try again later.',
-        undefined,
-        { 'Retry-After': this.retryAfter },
+        { code: 'TOOL_QUEUE_FULL', reason: 'Too Many Requests', retryAfterSeconds: this.retryAfterSeconds },
       );
     }
     await new Promise<void>((resolve, reject) => {
@@ -315,22 +311,20 @@ export class ToolRunner {
         switch (outcome) {
           case 'timeout':
             reject(
-              new ApiError(
-                504,
-                'Tool timed out',
+              new DomainError(
+                'timeout',
                 `${options.tool} timed out after ${options.timeoutMs} ms and was stopped.`,
-                details || undefined,
+                { code: 'TOOL_TIMEOUT', reason: 'Tool timed out', details: details || undefined },
               ),
             );
             return;
           case 'output-too-large':
-            // 500: the command "failed" from the client's view (interface: command failure → 500);
-            // nothing the client sent was too large, so no 4xx fits.
+            // The command "failed" from the client's view; nothing the client sent was too large.
             reject(
-              new ApiError(
-                500,
-                'Output too large',
+              new DomainError(
+                'command-failed',
                 `${options.tool} produced more than ${limit} bytes of output and was stopped.`,
+                { code: 'TOOL_OUTPUT_TOO_LARGE', reason: 'Output too large' },
               ),
             );
             return;
@@ -342,21 +336,20 @@ export class ToolRunner {
             return;
           case 'spawn-error':
             reject(
-              new ApiError(
-                500,
-                'Command failed',
+              new DomainError(
+                'command-failed',
                 `${options.tool} could not be started: ${spawnError?.message ?? 'unknown error'}.`,
+                { code: 'TOOL_START_FAILED', reason: 'Command failed' },
               ),
             );
             return;
           case 'exit-nonzero':
             if (!options.allowNonZeroExit) {
               reject(
-                new ApiError(
-                  500,
-                  'Command failed',
+                new DomainError(
+                  'command-failed',
                   `${options.tool} failed (${signal !== null ? `signal ${signal}` : `exit code ${exitCode}`}).`,
-                  details || undefined,
+                  { code: 'TOOL_FAILED', reason: 'Command failed', details: details || undefined },
                 ),
               );
               return;
@@ -381,12 +374,18 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-function abortedError(): ApiError {
-  return new ApiError(499, 'Client Closed Request', 'The client disconnected; the command was stopped.');
+function abortedError(): DomainError {
+  return new DomainError('aborted', 'The client disconnected; the command was stopped.', {
+    code: 'CLIENT_CLOSED',
+    reason: 'Client Closed Request',
+  });
 }
 
-function shutdownError(): ApiError {
-  return new ApiError(503, 'Shutting down', 'The server is shutting down; the command was stopped.');
+function shutdownError(): DomainError {
+  return new DomainError('shutting-down', 'The server is shutting down; the command was stopped.', {
+    code: 'SHUTTING_DOWN',
+    reason: 'Shutting down',
+  });
 }
 
 /** The first executable regular file named `name` in the colon-separated `searchPath`. */

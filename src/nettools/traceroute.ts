@@ -7,7 +7,7 @@
  *   -w <seconds>  at most 3 s of waiting for each probe, bounded waits.
  *   -6            for an IPv6 target.
  */
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { ipVersion, mappedIpv4Hint } from '../validation.js';
 import type { ToolRunner } from './runner.js';
 
@@ -19,12 +19,14 @@ export interface TracerouteOptions {
 /** Seconds traceroute waits for each probe's answer. */
 const probeWaitSeconds = 3;
 
-/** The argument array for a validated address literal; 400 naming the field otherwise. */
+/** The argument array for a validated address literal; an `invalid` outcome naming the field otherwise. */
 export function tracerouteArgs(address: string, maxHops: number): string[] {
   const version = ipVersion(address);
   if (version === null) {
-    throw ApiError.badRequest(
+    throw new DomainError(
+      'invalid',
       `Invalid field 'devLastIP': expected one IPv4 or IPv6 address (no hostname, range or leading zeros).${mappedIpv4Hint(address)}`,
+      { code: 'INVALID_ADDRESS' },
     );
   }
   return [

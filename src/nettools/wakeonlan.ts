@@ -4,7 +4,7 @@
  * No external command, so it does not go through the tool runner.
  */
 import { createSocket } from 'node:dgram';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import { ipVersion, macBytes, normalizeMac } from '../validation.js';
 
 export interface WakeOnLanRequest {
@@ -16,6 +16,7 @@ export interface WakeOnLanRequest {
 }
 
 export interface WakeOnLanDefaults {
+  /** WOL_BROADCAST, checked to be IPv4 at start. */
   readonly broadcast: string;
   readonly port: number;
 }
@@ -35,31 +36,37 @@ export function magicPacket(canonicalMac: string): Buffer {
   return Buffer.concat([Buffer.alloc(6, 0xff), ...Array.from({ length: 16 }, () => mac)]);
 }
 
-/** Validates the request (400 naming the field) and returns what will be sent where. */
+/** Validates the request (`invalid`, naming the field) and returns what will be sent where. */
 export function parseWakeOnLan(
   request: WakeOnLanRequest,
   defaults: WakeOnLanDefaults,
 ): { mac: string; broadcast: string; port: number } {
   const mac = normalizeMac(request.devMac);
   if (mac === null) {
-    throw ApiError.badRequest(
+    throw new DomainError(
+      'invalid',
       "Invalid field 'devMac': expected a MAC address such as aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff, aabb.ccdd.eeff or aabbccddeeff.",
+      { code: 'INVALID_MAC' },
+    );
+  }
+  if (request.broadcast !== undefined && ipVersion(request.broadcast) !== 4) {
+    throw new DomainError(
+      'invalid',
+      "Invalid field 'broadcast': expected an IPv4 address such as 192.168.1.255.",
+      { code: 'INVALID_BROADCAST' },
     );
   }
   const broadcast = request.broadcast ?? defaults.broadcast;
-  if (ipVersion(broadcast) !== 4) {
-    throw request.broadcast === undefined
-      ? new ApiError(500, 'Configuration error', 'WOL_BROADCAST is not an IPv4 address.')
-      : ApiError.badRequest("Invalid field 'broadcast': expected an IPv4 address such as 192.168.1.255.");
-  }
   const port = request.port ?? defaults.port;
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    throw ApiError.badRequest("Invalid field 'port': expected an integer from 1 to 65535.");
+    throw new DomainError('invalid', "Invalid field 'port': expected an integer from 1 to 65535.", {
+      code: 'INVALID_PORT',
+    });
   }
   return { mac, broadcast, port };
 }
 
-/** Sends the magic packet; a socket error is a 500 carrying the system's message. */
+/** Sends the magic packet; a socket error is `command-failed` carrying the system's message. */
 export async function wakeOnLan(
   request: WakeOnLanRequest,
   defaults: WakeOnLanDefaults,
@@ -85,11 +92,14 @@ export async function wakeOnLan(
       });
     }
   } catch (err) {
-    throw new ApiError(
-      500,
-      'Command failed',
+    throw new DomainError(
+      'command-failed',
       `The Wake-on-LAN packet could not be sent to ${broadcast}:${port}.`,
-      err instanceof Error ? err.message : String(err),
+      {
+        code: 'WOL_SEND_FAILED',
+        reason: 'Command failed',
+        details: err instanceof Error ? err.message : String(err),
+      },
     );
   } finally {
     socket.close();

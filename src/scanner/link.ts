@@ -3,7 +3,7 @@
  * cannot be trusted to fail on a dead link: with the cable pulled (no carrier) arp-scan and
  * `nmap -sn` both exit 0 reporting no hosts, and nmap on an interface that is administratively
  * down skips every target and exits 0 too. Applied as a result, that would mark every device of
- * the subnet as gone; treated as a failed cycle, it changes nothing (issue 4: "interface down").
+ * the subnet as gone; treated as a failed cycle, it changes nothing.
  * Reads the kernel's view from sysfs; spawns nothing.
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,25 +1,12 @@
 /**
  * POST /nettools/scan (run a presence scan cycle now) and GET /nettools/scan (the last cycle).
- * Thin: the Scanner does the work and throws ApiError for 409/500.
+ * Thin: the Scanner does the work and throws DomainError (conflict, command-failed).
  */
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
 import type { Scanner } from './scanner.js';
-
-export const CycleSummarySchema = Type.Object(
-  {
-    startedAt: Type.String({ format: 'date-time', description: 'When the cycle started (ISO 8601, Z).' }),
-    finishedAt: Type.String({ format: 'date-time', description: 'When the cycle finished.' }),
-    durationMs: Type.Integer({ description: 'Wall-clock duration in milliseconds.' }),
-    devicesSeen: Type.Integer({ description: 'Distinct MAC addresses discovered.' }),
-    newDevices: Type.Integer({ description: 'Devices created by the cycle (0 when it failed).' }),
-    errors: Type.Array(Type.String(), {
-      description: 'Why the cycle failed; empty on success. A failed cycle changes nothing.',
-    }),
-  },
-  { $id: 'ScanCycle', additionalProperties: false },
-);
+import { CycleSummarySchema } from './summary.js';
 
 export const ScanStatusSchema = Type.Object(
   {
@@ -35,7 +22,13 @@ export const ScanStatusSchema = Type.Object(
 
 const protectedErrors = { 403: ErrorRef } as const;
 
-export function registerScanRoutes(app: App, scanner: Scanner): void {
+export interface ScanRoutesOptions {
+  /** The presence scanner the routes report on and start cycles of. */
+  readonly scanner: Scanner;
+}
+
+/** The presence-scan routes, as an encapsulated Fastify plugin (register it with `app.register`). */
+export default async function scanRoutes(app: App, { scanner }: ScanRoutesOptions): Promise<void> {
   app.addSchema(CycleSummarySchema);
 
   app.get(

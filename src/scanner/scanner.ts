@@ -5,14 +5,14 @@
  * the other, to keep the ARP load on the LAN low), merges what it saw, and applies the state
  * machine's plan in one transaction. If any subnet's discovery fails the whole cycle fails and
  * changes no presence: applying a partial view would mark every device of the failed subnet as
- * gone. History retention (HISTORY_DAYS) is pruned once at start and then daily, scanning or not.
+ * gone. History retention (HISTORY_DAYS) is not the loop's job: see retention.ts.
  */
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ChangeFeed } from '../events.js';
 import { fromDbTime } from '../time.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 import {
   discoverSubnet,
   DiscoveryError,
@@ -22,17 +22,15 @@ import {
   type SubnetResult,
 } from './discovery.js';
 import { planCycle } from './state-machine.js';
-import { ScanStore, type PruneResult } from './store.js';
+import { ScanStore } from './store.js';
 import { parseScanSubnets, type ScanSubnet } from './subnets.js';
+import type { CycleSummary } from './summary.js';
+
+export type { CycleSummary } from './summary.js';
 
 export type ScannerConfig = Pick<
   Config,
-  | 'SCAN_SUBNETS'
-  | 'SCAN_INTERVAL'
-  | 'SCAN_MISSES_BEFORE_ABSENT'
-  | 'SCAN_TOOL'
-  | 'SCAN_TIMEOUT_MS'
-  | 'HISTORY_DAYS'
+  'SCAN_SUBNETS' | 'SCAN_INTERVAL' | 'SCAN_MISSES_BEFORE_ABSENT' | 'SCAN_TOOL' | 'SCAN_TIMEOUT_MS'
 >;
 
 export interface ScannerOptions {
@@ -43,8 +41,8 @@ export interface ScannerOptions {
   readonly runTool: RunTool;
   /** Clock for stored times and the summary (tests control it). Default: the system clock. */
   readonly now?: () => Date;
-  /** Overrides SCAN_INTERVAL (tests use milliseconds). */
-  readonly intervalMs?: number;
+  /** Test seam: the loop's interval in milliseconds instead of SCAN_INTERVAL seconds. */
+  readonly testOnlyIntervalMs?: number;
   /**
    * Why an interface cannot be scanned now, checked before each subnet's discovery (a message
    * fails the cycle); in production `interfaceProblem` (link.ts). Default: no check.
@@ -65,19 +63,6 @@ export function scanTool(setting: ScannerConfig['SCAN_TOOL'], arpScanInstalled: 
   return setting;
 }
 
-export interface CycleSummary {
-  /** ISO 8601 with Z. */
-  readonly startedAt: string;
-  readonly finishedAt: string;
-  readonly durationMs: number;
-  /** Distinct MACs discovered (over every subnet that answered). */
-  readonly devicesSeen: number;
-  /** Devices created by this cycle (0 when it failed). */
-  readonly newDevices: number;
-  /** Why the cycle failed; empty when it succeeded. A failed cycle changed nothing. */
-  readonly errors: string[];
-}
-
 export interface ScanStatus {
   /** False when SCAN_SUBNETS is empty. */
   readonly enabled: boolean;
@@ -86,8 +71,6 @@ export interface ScanStatus {
   /** The last finished cycle; null before the first one. */
   readonly lastCycle: CycleSummary | null;
 }
-
-const dayMs = 86_400_000;
 
 export class Scanner {
   readonly subnets: readonly ScanSubnet[];
@@ -99,8 +82,6 @@ export class Scanner {
   private abort: AbortController | undefined;
   private lastCycle: CycleSummary | null = null;
   private loopTimer: NodeJS.Timeout | undefined;
-  private pruneTimer: NodeJS.Timeout | undefined;
-  private pruning: Promise<PruneResult> | undefined;
   private stopped = false;
 
   /** Throws ConfigError when SCAN_SUBNETS is malformed. */
@@ -108,7 +89,7 @@ export class Scanner {
     this.subnets = parseScanSubnets(options.config.SCAN_SUBNETS);
     this.store = new ScanStore(options.db);
     this.now = options.now ?? (() => new Date());
-    this.intervalMs = options.intervalMs ?? options.config.SCAN_INTERVAL * 1000;
+    this.intervalMs = options.testOnlyIntervalMs ?? options.config.SCAN_INTERVAL * 1000;
     this.tool = scanTool(options.config.SCAN_TOOL, options.arpScanInstalled ?? true);
     if (this.enabled && options.config.SCAN_TOOL === 'auto' && this.tool === 'nmap')
       options.logger.warn({ event: 'scan-tool-fallback' }, 'arp-scan is not installed; using nmap -sn');
@@ -118,12 +99,9 @@ export class Scanner {
     return this.subnets.length > 0;
   }
 
-  /** Starts the loop (first cycle at once) and daily retention pruning. */
+  /** Starts the loop (first cycle at once) when scanning is configured. */
   start(): void {
     if (this.stopped) return;
-    this.pruneTimer = setInterval(() => void this.pruneNow().catch(() => undefined), dayMs);
-    this.pruneTimer.unref();
-    setImmediate(() => void this.pruneNow().catch(() => undefined));
     if (this.enabled) this.scheduleLoop(0);
   }
 
@@ -132,62 +110,45 @@ export class Scanner {
   }
 
   /**
-   * Runs a cycle now and resolves with its summary. ApiError 409 when scanning is not configured
-   * or a cycle is already running; 500 when the cycle failed (nothing was changed).
+   * Runs a cycle now and resolves with its summary. A `conflict` when scanning is not configured
+   * or a cycle is already running; `command-failed` when the cycle failed (nothing was changed).
    */
   async runNow(): Promise<CycleSummary> {
     if (!this.enabled)
-      throw ApiError.conflict('Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).');
+      throw new DomainError(
+        'conflict',
+        'Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).',
+        { code: 'SCAN_NOT_CONFIGURED' },
+      );
     const summary = await this.startCycle();
     if (summary.errors.length > 0) {
-      throw new ApiError(
-        500,
-        'Scan Failed',
+      throw new DomainError(
+        'command-failed',
         `The scan cycle failed and changed nothing: ${summary.errors[0] ?? ''}`,
-        summary.errors.join('\n'),
+        { code: 'SCAN_FAILED', reason: 'Scan Failed', details: summary.errors.join('\n') },
       );
     }
     return summary;
-  }
-
-  /** Deletes history older than HISTORY_DAYS. A call while a prune runs shares that prune. */
-  private pruneNow(): Promise<PruneResult> {
-    if (this.stopped) return Promise.resolve({ events: 0, sessions: 0 });
-    this.pruning ??= this.store
-      .pruneHistory(this.options.config.HISTORY_DAYS, this.now())
-      .then(
-        (result) => {
-          if (result.events + result.sessions > 0)
-            this.options.logger.info(
-              { event: 'history-pruned', ...result },
-              'old events and sessions pruned',
-            );
-          return result;
-        },
-        (err: unknown) => {
-          this.options.logger.error({ err }, 'history pruning failed');
-          throw err;
-        },
-      )
-      .finally(() => {
-        this.pruning = undefined;
-      });
-    return this.pruning;
   }
 
   /** Graceful shutdown: no new cycles, the running discovery aborted, waits for it to settle. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.loopTimer);
-    clearInterval(this.pruneTimer);
     this.abort?.abort();
-    await Promise.allSettled([this.current, this.pruning]);
+    await Promise.allSettled([this.current]);
   }
 
   private startCycle(): Promise<CycleSummary> {
     if (this.current)
-      throw ApiError.conflict('A scan cycle is already running; try again when it has finished.');
-    if (this.stopped) throw new ApiError(503, 'Unavailable', 'The scanner is shutting down.');
+      throw new DomainError('conflict', 'A scan cycle is already running; try again when it has finished.', {
+        code: 'SCAN_RUNNING',
+      });
+    if (this.stopped)
+      throw new DomainError('shutting-down', 'The scanner is shutting down.', {
+        code: 'SHUTTING_DOWN',
+        reason: 'Unavailable',
+      });
     const run = this.cycle().finally(() => {
       this.current = undefined;
     });

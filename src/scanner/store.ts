@@ -26,8 +26,8 @@ interface StateRow {
 }
 
 export interface ApplyHooks {
-  /** Called inside the transaction, after every write and before COMMIT (crash tests use it). */
-  readonly beforeCommit?: () => void;
+  /** Test seam: called inside the transaction, after every write and before COMMIT (crash tests). */
+  readonly testOnlyBeforeCommit?: () => void;
 }
 
 export interface PruneResult {
@@ -93,7 +93,7 @@ export class ScanStore {
     );
     this.applyTransaction = db.transaction((plan: ScanPlan, hooks: ApplyHooks) => {
       this.write(plan);
-      hooks.beforeCommit?.();
+      hooks.testOnlyBeforeCommit?.();
     });
   }
 

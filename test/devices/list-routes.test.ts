@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { storedFields } from '../../src/devices/catalogue.js';
-import { notAuthorizedBody, TestServer } from '../helpers/server.js';
+import { InProcessServer } from '../helpers/inject.js';
+import { notAuthorizedBody, type HttpClient } from '../helpers/server.js';
 import { dump, expectedStats, history, periodDays, seedHistory, type PeriodName } from './history.js';
 
 type Db = Database.Database;
@@ -17,16 +18,16 @@ type Json = Record<string, unknown>;
 const hour = 3_600_000;
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
-function openDb(server: TestServer): Db {
+function openDb(server: HttpClient): Db {
   return new Database(join(server.dataDir, 'netkeep.db'));
 }
 
-async function create(server: TestServer, mac: string, fields: Json = {}): Promise<void> {
+async function create(server: HttpClient, mac: string, fields: Json = {}): Promise<void> {
   const res = await server.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
   assert.equal(res.status, 200, res.text);
 }
 
-async function getOk(server: TestServer, path: string): Promise<Json> {
+async function getOk(server: HttpClient, path: string): Promise<Json> {
   const res = await server.request('GET', path);
   assert.equal(res.status, 200, `${path}: ${res.text}`);
   assert.equal(res.json.success, true);
@@ -41,7 +42,7 @@ function list(body: Json, key: string): Json[] {
 
 /** Asserts a 4xx error body and that the database is exactly as before. */
 async function assertRejected(
-  server: TestServer,
+  server: HttpClient,
   db: Db,
   status: number,
   path: string,
@@ -78,12 +79,12 @@ const badPaging = [
 ];
 
 describe('GET /devices', () => {
-  let server: TestServer;
+  let server: InProcessServer;
   let db: Db;
   // 13 devices over the four flag combinations, created in an order that is not MAC order.
   const devices: { mac: string; present: number; down: number; status: string }[] = [];
   before(async () => {
-    server = await TestServer.start();
+    server = await InProcessServer.start();
     db = openDb(server);
     for (let i = 0; i < 13; i++) {
       const n = (i * 7) % 13; // a permutation of 0..12
@@ -235,14 +236,14 @@ describe('GET /devices', () => {
 });
 
 describe('GET /device/<mac>/events and /sessions', () => {
-  let server: TestServer;
+  let server: InProcessServer;
   let db: Db;
   const mac = '02:ee:00:00:00:01';
   const other = '02:ee:00:00:00:02';
   const ties = '02:ee:00:00:00:03';
   let seed: ReturnType<typeof history>;
   before(async () => {
-    server = await TestServer.start();
+    server = await InProcessServer.start();
     db = openDb(server);
     await create(server, mac);
     await create(server, other);
@@ -445,10 +446,10 @@ describe('GET /device/<mac>/events and /sessions', () => {
 });
 
 describe('delete, events/delete and copy drop the scanner memory (ScanState) of the MAC', () => {
-  let server: TestServer;
+  let server: InProcessServer;
   let db: Db;
   before(async () => {
-    server = await TestServer.start();
+    server = await InProcessServer.start();
     db = openDb(server);
   });
   after(async () => {

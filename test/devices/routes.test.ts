@@ -1,19 +1,20 @@
 /**
- * The /device/ endpoints over real HTTP against the real server (child process) and a real SQLite
- * file. History is seeded by opening that file directly: the Events/Sessions tables are fixed by
- * DESIGN 4.
+ * The /device/ endpoints against the real app and a real SQLite file: in process (app.inject) where
+ * no process is needed, over real HTTP to the real server (child process) for durability across a
+ * kill. History is seeded by opening that file directly (the Events/Sessions tables are NetAlertX's).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { defaultDeviceJson, editableFields, storedFields } from '../../src/devices/catalogue.js';
-import { notAuthorizedBody, TestServer } from '../helpers/server.js';
+import { InProcessServer } from '../helpers/inject.js';
+import { notAuthorizedBody, TestServer, type HttpClient } from '../helpers/server.js';
 import { dump, expectedStats, history, periodDays, seedHistory, type PeriodName } from './history.js';
 
 type Db = Database.Database;
 
-function openDb(server: TestServer): Db {
+function openDb(server: HttpClient): Db {
   return new Database(join(server.dataDir, 'netkeep.db'));
 }
 
@@ -25,12 +26,12 @@ function newMac(): string {
   return `02:aa:bb:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
 }
 
-async function create(server: TestServer, mac: string, fields: Record<string, unknown> = {}): Promise<void> {
+async function create(server: HttpClient, mac: string, fields: Record<string, unknown> = {}): Promise<void> {
   const res = await server.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
   assert.equal(res.status, 200, res.text);
 }
 
-async function getDevice(server: TestServer, mac: string, query = ''): Promise<Record<string, unknown>> {
+async function getDevice(server: HttpClient, mac: string, query = ''): Promise<Record<string, unknown>> {
   const res = await server.request('GET', `/device/${encodeURIComponent(mac)}${query}`);
   assert.equal(res.status, 200, res.text);
   return res.json;
@@ -38,7 +39,7 @@ async function getDevice(server: TestServer, mac: string, query = ''): Promise<R
 
 /** Asserts a 4xx with the error body and that the database is exactly as before. */
 async function assertRejected(
-  server: TestServer,
+  server: HttpClient,
   db: Db,
   status: number,
   send: () => Promise<{ status: number; json: Record<string, unknown>; text: string }>,
@@ -56,10 +57,10 @@ async function assertRejected(
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('/device endpoints', () => {
-  let server: TestServer;
+  let server: InProcessServer;
   let db: Db;
   before(async () => {
-    server = await TestServer.start();
+    server = await InProcessServer.start();
     db = openDb(server);
   });
   after(async () => {
@@ -592,11 +593,11 @@ function newMacOf(child: Record<string, unknown> | undefined): string {
 }
 
 describe('/device errors common to every endpoint', () => {
-  let server: TestServer;
+  let server: InProcessServer;
   let db: Db;
   let mac: string;
   before(async () => {
-    server = await TestServer.start();
+    server = await InProcessServer.start();
     db = openDb(server);
     mac = newMac();
     await create(server, mac, { devName: 'present' });
@@ -706,11 +707,11 @@ describe('/device errors common to every endpoint', () => {
 });
 
 describe('/device hostile input', () => {
-  let server: TestServer;
+  let server: InProcessServer;
   let db: Db;
   let mac: string;
   before(async () => {
-    server = await TestServer.start();
+    server = await InProcessServer.start();
     db = openDb(server);
     mac = newMac();
     await create(server, mac, { devName: 'target' });

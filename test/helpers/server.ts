@@ -37,6 +37,12 @@ export interface TestResponse {
   readonly json: Record<string, unknown>;
 }
 
+/** What a test needs of a server to talk HTTP to it: TestServer (real process) or InProcessServer. */
+export interface HttpClient {
+  readonly dataDir: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+}
+
 export interface StartOptions {
   /** Extra environment variables (PORT, HOST, DATA_DIR and API_TOKEN are set unless given). */
   readonly env?: Record<string, string>;
@@ -89,6 +95,8 @@ export class TestServer {
       SPEEDTEST_BACKEND: 'builtin', // speedtest-cli would ask speedtest.net: only in an isolated namespace
       DNS_SERVER: '127.0.0.1:9',
       WOL_BROADCAST: '127.255.255.255',
+      // npm start under a running suite must not install or build what the suite is using.
+      NETKEEP_START_NO_PREPARE: '1',
       ...(options.generateToken ? {} : { API_TOKEN: token }),
       ...options.env,
     };
@@ -137,27 +145,9 @@ export class TestServer {
   }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
-    const headers: Record<string, string> = { ...options.headers };
-    const token = options.token === undefined ? this.token : options.token;
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (options.rawBody !== undefined) {
-      body = options.rawBody;
-      headers['content-type'] = options.contentType ?? 'application/json';
-    } else if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers['content-type'] = options.contentType ?? 'application/json';
-    }
+    const { headers, body } = requestParts(options, this.token);
     const response = await fetch(`${this.url}${path}`, { method, headers, body, signal: options.signal });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    const json = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-    return { status: response.status, headers: response.headers, text, body: parsed, json };
+    return testResponse(response.status, response.headers, await response.text());
   }
 
   /** SIGTERM and wait; returns the exit code. Removes a temporary data directory. */
@@ -175,6 +165,37 @@ export class TestServer {
   }
 }
 
+/** The headers (token, content type) and body text of a request, for either tier. */
+export function requestParts(
+  options: RequestOptions,
+  defaultToken: string,
+): { headers: Record<string, string>; body: string | undefined } {
+  const headers: Record<string, string> = { ...options.headers };
+  const token = options.token === undefined ? defaultToken : options.token;
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) {
+    body = options.rawBody;
+    headers['content-type'] = options.contentType ?? 'application/json';
+  } else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = options.contentType ?? 'application/json';
+  }
+  return { headers, body };
+}
+
+/** A response with its body parsed as JSON when it is JSON. */
+export function testResponse(status: number, headers: Headers, text: string): TestResponse {
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const json = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  return { status, headers, text, body: parsed, json };
+}
+
 /** The standard error body fields, for deepEqual-style assertions. */
 export function errorShape(body: Record<string, unknown>): {
   success: unknown;
@@ -184,4 +205,9 @@ export function errorShape(body: Record<string, unknown>): {
   return { success: body.success, error: body.error, message: body.message };
 }
 
-export const notAuthorizedBody = { success: false, message: 'ERROR: Not authorized', error: 'Forbidden' };
+export const notAuthorizedBody = {
+  success: false,
+  message: 'ERROR: Not authorized',
+  error: 'Forbidden',
+  code: 'FORBIDDEN',
+};

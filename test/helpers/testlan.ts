@@ -26,7 +26,8 @@
  * `nk<pid>x...` whose pid is gone). Register `after(() => lan.destroy())` in the test.
  *
  * API summary:
- *   testLanSkipReason(): string | undefined        why a LAN cannot be built (not root, no `ip`)
+ *   testLanSkipReason(what?): string | undefined   skip reason (not root, no `ip`); undefined under CI=true
+ *   testLanMissing(): string | undefined           why a LAN cannot be built
  *   createTestLan({ hosts?, far? }): Promise<TestLan>
  *   lan.subnet / lan.gateway / lan.routerMac / lan.rootAddress / lan.broadcast / lan.lanInterface / lan.farSubnet
  *   lan.hosts: Map<name, LanHost>;  lan.far: LanHost | undefined  (LanHost = { name, ns, ip, mac })
@@ -44,6 +45,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes, randomInt } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { skipUnlessCi } from './requirements.js';
 
 export interface LanHost {
   readonly name: string;
@@ -111,10 +113,18 @@ const IP = '/usr/sbin/ip';
 const TC = '/usr/sbin/tc';
 
 /** Why this process cannot build a test LAN, or undefined when it can. */
-export function testLanSkipReason(): string | undefined {
+export function testLanMissing(): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root for ip netns (run the tests as root)';
   if (!existsSync(IP)) return 'needs iproute2 (/usr/sbin/ip)';
   return undefined;
+}
+
+/**
+ * The `skip` option of a suite that needs a test LAN: why it cannot be built, outside CI; under CI
+ * (`CI=true`) undefined, so the suite runs and fails naming what is missing.
+ */
+export function testLanSkipReason(what = 'test LAN tests'): string | undefined {
+  return skipUnlessCi(testLanMissing(), what);
 }
 
 function run(argv: readonly string[]): Promise<string> {
@@ -232,7 +242,7 @@ async function usedBlocks(): Promise<Set<number>> {
 
 /** Builds a test LAN. Throws when it cannot (call testLanSkipReason first to skip instead). */
 export async function createTestLan(options: TestLanOptions = {}): Promise<TestLan> {
-  const reason = testLanSkipReason();
+  const reason = testLanMissing();
   if (reason) throw new Error(`cannot build a test LAN: ${reason}`);
   if (!exitHandlerInstalled) {
     exitHandlerInstalled = true;

@@ -12,12 +12,12 @@ import { randomLoopbackAddress, startDnsStandIn, type DnsStandIn } from '../help
 import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
 import { nextToolRun, toolRunCount } from '../helpers/toolruns.js';
-import { ApiError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors.js';
+import { parseIpPort } from '../../src/validation.js';
 import { nmapArgs } from '../../src/nettools/nmap.js';
 import { parseNmapXml } from '../../src/nettools/nmap-xml.js';
 
-const skip = testLanSkipReason();
-if (skip) console.log(`# nmap tests skipped: ${skip}`);
+const skip = testLanSkipReason('nmap tests');
 
 interface Host {
   address: string;
@@ -174,29 +174,34 @@ describe('POST /nettools/nmap', { skip }, () => {
 });
 
 describe('nmap arguments (no process)', () => {
-  const options = { maxHosts: 4096, timeoutMs: 1000, dnsServer: '', uid: 0 };
+  const options = { maxHosts: 4096, timeoutMs: 1000, dnsServer: undefined, uid: 0 };
+  const dns = (text: string) => parseIpPort(text) ?? undefined;
 
-  test('detail mode without root is refused up front with 503 explaining why', () => {
+  test('detail mode without root is refused up front (unavailable: 503) explaining why', () => {
     assert.throws(
       () => nmapArgs('127.0.0.1', 'detail', { ...options, uid: 1000 }),
-      (err: unknown) => err instanceof ApiError && err.statusCode === 503 && /needs root/.test(err.message),
+      (err: unknown) =>
+        err instanceof DomainError &&
+        err.kind === 'unavailable' &&
+        err.code === 'NEEDS_ROOT' &&
+        /needs root/.test(err.message),
     );
     assert.deepEqual(nmapArgs('127.0.0.1', 'fast', { ...options, uid: 1000 }).args, ['-F']);
   });
 
   test('mode flags, -6, and --dns-servers (or -n when DNS_SERVER is not on port 53, which nmap cannot use)', () => {
-    assert.deepEqual(nmapArgs('::1', 'skipdiscovery', { ...options, dnsServer: '127.0.0.1' }), {
+    assert.deepEqual(nmapArgs('::1', 'skipdiscovery', { ...options, dnsServer: dns('127.0.0.1') }), {
       mode: 'skipdiscovery',
       args: ['-Pn', '-6', '--dns-servers', '127.0.0.1'],
       target: '::1',
     });
-    assert.deepEqual(nmapArgs('::1', 'fast', { ...options, dnsServer: '[::1]:53' }).args, [
+    assert.deepEqual(nmapArgs('::1', 'fast', { ...options, dnsServer: dns('[::1]:53') }).args, [
       '-F',
       '-6',
       '--dns-servers',
       '::1',
     ]);
-    assert.deepEqual(nmapArgs('10.0.0.1', 'fast', { ...options, dnsServer: '127.0.0.1:5353' }).args, [
+    assert.deepEqual(nmapArgs('10.0.0.1', 'fast', { ...options, dnsServer: dns('127.0.0.1:5353') }).args, [
       '-F',
       '-n',
     ]);

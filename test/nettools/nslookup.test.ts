@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
 import { TestServer } from '../helpers/server.js';
 import { toolRunCount } from '../helpers/toolruns.js';
-import { parseDnsServer } from '../../src/nettools/nslookup.js';
+import { loadConfig } from '../../src/config.js';
 
 /** A loopback UDP port with nothing listening: bind, note the port, close. */
 async function unusedUdpPort(): Promise<number> {
@@ -119,9 +119,11 @@ describe('misconfigured tool settings', () => {
     }
   });
 
-  test('parseDnsServer still refuses a malformed value when called directly', () => {
-    assert.throws(() => parseDnsServer('resolver.example:53'), /DNS_SERVER must be an IP address/);
-    assert.deepEqual(parseDnsServer('[::1]:5353'), { host: '::1', port: 5353 });
-    assert.equal(parseDnsServer(''), undefined);
+  test('DNS_SERVER is parsed once, at start, into host and port (undefined when empty)', () => {
+    const load = (value: string) => loadConfig({ DNS_SERVER: value }, '/nonexistent').DNS_SERVER;
+    assert.throws(() => load('resolver.example:53'), /DNS_SERVER must be an IP address/);
+    assert.deepEqual(load('[::1]:5353'), { host: '::1', port: 5353 });
+    assert.deepEqual(load('192.168.1.1'), { host: '192.168.1.1', port: undefined });
+    assert.equal(load(''), undefined);
   });
 });

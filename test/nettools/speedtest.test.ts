@@ -14,8 +14,7 @@ import { createTestLan, testLanSkipReason, type LanProcess, type TestLan } from 
 import { TestServer } from '../helpers/server.js';
 import { nextToolRun } from '../helpers/toolruns.js';
 
-const skip = testLanSkipReason();
-if (skip) console.log(`# speedtest tests skipped: ${skip}`);
+const skip = testLanSkipReason('speedtest tests');
 
 const limitMbit = 50;
 

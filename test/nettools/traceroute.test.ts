@@ -5,8 +5,7 @@ import { createTestLan, testLanSkipReason, type TestLan } from '../helpers/testl
 import { TestServer } from '../helpers/server.js';
 import { nextToolRun, toolRunCount } from '../helpers/toolruns.js';
 
-const skip = testLanSkipReason();
-if (skip) console.log(`# traceroute tests skipped: ${skip}`);
+const skip = testLanSkipReason('traceroute tests');
 
 describe('POST /nettools/traceroute', { skip }, () => {
   let lan: TestLan;

@@ -7,8 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { createTestLan, testLanSkipReason, type LanProcess, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
 
-const skip = testLanSkipReason();
-if (skip) console.log(`# wakeonlan tests skipped: ${skip}`);
+const skip = testLanSkipReason('wakeonlan tests');
 
 function expectedHex(mac: string): string {
   const bytes = mac.replace(/[^0-9a-f]/gi, '').toLowerCase();

@@ -20,7 +20,7 @@ for (let i = 0; i < 20_000; i++) {
 }
 const plan = planCycle({ known: store.loadState(), observations, missesBeforeAbsent: 1, now: new Date() });
 store.apply(plan, {
-  beforeCommit: () => {
+  testOnlyBeforeCommit: () => {
     if (mode !== 'hang') return;
     writeSync(1, 'READY\n');
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);

@@ -23,8 +23,7 @@ import { TestServer } from '../helpers/server.js';
 import { dumpTables, waitForFirstCycle } from './helpers.js';
 import type { EventJson, SessionJson } from '../../src/devices/history.js';
 
-const skip = testLanSkipReason();
-if (skip) console.log(`# presence scanning e2e tests skipped: ${skip}`);
+const skip = testLanSkipReason('presence scanning e2e tests');
 
 type Status = 'On-line' | 'Off-line' | 'Down';
 

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { InProcessServer } from '../helpers/inject.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
 import { waitForFirstCycle } from './helpers.js';
 
-describe('/nettools/scan over HTTP, scanning off', () => {
-  let server: TestServer;
+describe('/nettools/scan, scanning off (in process)', () => {
+  let server: InProcessServer;
   before(async () => {
-    server = await TestServer.start();
+    server = await InProcessServer.start();
   });
   after(async () => {
     await server.stop();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { ApiError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors.js';
 import type { RunTool, ToolResult } from '../../src/scanner/discovery.js';
 import { Scanner, scanTool, type ScannerOptions } from '../../src/scanner/scanner.js';
 import { dumpTables, fixture, tempDb } from './helpers.js';
@@ -56,8 +56,9 @@ describe('Scanner cycles', () => {
       c.advance(300_000);
       failSecond = true;
       await assert.rejects(scanner.runNow(), (err) => {
-        assert.ok(err instanceof ApiError);
-        assert.equal(err.statusCode, 500);
+        assert.ok(err instanceof DomainError);
+        assert.equal(err.kind, 'command-failed');
+        assert.equal(err.code, 'SCAN_FAILED');
         assert.match(
           err.message,
           /changed nothing: arp-scan on 10.231.78.0\/24@nosuch0 failed with exit code 1/,
@@ -103,8 +104,9 @@ describe('Scanner cycles', () => {
       const before = dumpTables(handle.db);
       linkDown = true;
       await assert.rejects(scanner.runNow(), (err) => {
-        assert.ok(err instanceof ApiError);
-        assert.equal(err.statusCode, 500);
+        assert.ok(err instanceof DomainError);
+        assert.equal(err.kind, 'command-failed');
+        assert.equal(err.code, 'SCAN_FAILED');
         assert.match(err.message, /cannot scan 10.231.77.0\/24@br0: interface br0 is down/);
         return true;
       });
@@ -121,7 +123,7 @@ describe('Scanner cycles', () => {
     const handle = tempDb();
     try {
       const scanner = new Scanner({ db: handle.db, config: config(''), logger, runTool: async () => arpOk });
-      await assert.rejects(scanner.runNow(), (err) => err instanceof ApiError && err.statusCode === 409);
+      await assert.rejects(scanner.runNow(), (err) => err instanceof DomainError && err.kind === 'conflict');
       assert.deepEqual(scanner.status(), { enabled: false, running: false, lastCycle: null });
     } finally {
       handle.remove();
@@ -165,13 +167,13 @@ describe('Scanner cycles', () => {
     }
   });
 
-  test('a 503 from the runner (shutting down) fails the cycle; the tool stays arp-scan', async () => {
+  test('a shutting-down outcome from the runner fails the cycle; the tool stays arp-scan', async () => {
     const handle = tempDb();
     try {
       const tools: string[] = [];
       const runTool: RunTool = async (tool) => {
         tools.push(tool);
-        throw new ApiError(503, 'Shutting down', 'The server is shutting down; the command was stopped.');
+        throw new DomainError('shutting-down', 'The server is shutting down; the command was stopped.');
       };
       const scanner = new Scanner({ db: handle.db, config: config('10.231.77.0/24@br0'), logger, runTool });
       await assert.rejects(scanner.runNow());
@@ -207,12 +209,12 @@ describe('Scanner loop', () => {
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
-        intervalMs: 5,
+        testOnlyIntervalMs: 5,
       });
       scanner.start();
       assert.ok(await eventually(() => calls === 1), 'the first cycle started');
       assert.equal(scanner.status().running, true);
-      await assert.rejects(scanner.runNow(), (err) => err instanceof ApiError && err.statusCode === 409);
+      await assert.rejects(scanner.runNow(), (err) => err instanceof DomainError && err.kind === 'conflict');
       release();
       assert.ok(await eventually(() => calls >= 4), 'later cycles ran');
       await scanner.stop();
