@@ -93,6 +93,42 @@ const patternRules: ReadonlyMap<string, string> = new Map([
   [acceptedTimePattern, 'must be an ISO 8601 date-time, or null'],
 ]);
 
+/**
+ * The code of a value that breaks a field's own rule (its pattern or its list of values): the code
+ * the field's validator gives, so a client sees INVALID_MAC whichever layer refused the MAC. By
+ * pattern, or by field name where a pattern or a list serves several fields. Other schema failures
+ * (wrong type, unknown field) are VALIDATION_FAILED.
+ */
+const patternCodes: ReadonlyMap<string, string> = new Map([
+  [macPattern, 'INVALID_MAC'],
+  [ipv4Pattern, 'INVALID_BROADCAST'],
+  [ipLiteralPattern, 'INVALID_ADDRESS'],
+  [scanTargetPattern, 'INVALID_SCAN_TARGET'],
+  [hostOrIpPattern, 'INVALID_NAME'],
+  [acceptedTimePattern, 'INVALID_FIELD'],
+]);
+const fieldCodes: Readonly<Record<string, string>> = {
+  period: 'INVALID_PERIOD',
+  status: 'INVALID_STATUS',
+  offset: 'INVALID_OFFSET',
+  limit: 'INVALID_LIMIT',
+  mode: 'INVALID_MODE',
+};
+
+/** The code of a validation failure: one field rule broken, or VALIDATION_FAILED. */
+function validationCode(err: FastifyError): string {
+  const codes = new Set(
+    (err.validation ?? []).map((issue) => {
+      if (issue.keyword !== 'pattern' && issue.keyword !== 'enum') return 'VALIDATION_FAILED';
+      const byPattern =
+        typeof issue.params.pattern === 'string' ? patternCodes.get(issue.params.pattern) : undefined;
+      return byPattern ?? fieldCodes[issue.instancePath.split('/').pop() ?? ''] ?? 'VALIDATION_FAILED';
+    }),
+  );
+  const [only] = codes;
+  return codes.size === 1 && only !== undefined ? only : 'VALIDATION_FAILED';
+}
+
 /** Describes Ajv validation errors as "field 'x' must be string; ..." naming each field. */
 function describeValidation(err: FastifyError): string {
   const parts = (err.validation ?? []).map((issue) => {
@@ -141,7 +177,10 @@ export function toApiError(err: unknown, bodyLimit?: number): ApiError {
   if (err instanceof DomainError) return fromDomainError(err);
   const fastifyError = err as Partial<FastifyError>;
   if (fastifyError.validation)
-    return ApiError.badRequest(describeValidation(fastifyError as FastifyError), 'VALIDATION_FAILED');
+    return ApiError.badRequest(
+      describeValidation(fastifyError as FastifyError),
+      validationCode(fastifyError as FastifyError),
+    );
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(
