@@ -11,10 +11,7 @@
  * may reach is exactly what those validators accept.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import Ajv from 'ajv';
 import fc from 'fast-check';
@@ -31,7 +28,7 @@ import {
   scanTargetPattern,
 } from '../../src/validation.js';
 import { startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
-import { speedServerScript } from '../helpers/speedserver.js';
+import { startLoopbackSpeedServer, type LoopbackSpeedServer } from '../helpers/speedserver.js';
 import { TestServer } from '../helpers/server.js';
 
 /** Total time the generated requests may take (the suite's budget for this file). */
@@ -50,14 +47,6 @@ interface FuzzRequest {
   readonly path: string;
   readonly query: [string, string][];
   readonly body: unknown;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return typeof address === 'object' && address !== null ? address.port : 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -281,7 +270,7 @@ describe('schema-driven fuzzing of every operation', () => {
   let server: TestServer;
   let dns: DnsStandIn;
   let info: Server;
-  let speed: ChildProcess;
+  let speed: LoopbackSpeedServer;
 
   before(async () => {
     dns = await startDnsStandIn({ 'fuzz.test': '127.0.0.5' });
@@ -292,25 +281,13 @@ describe('schema-driven fuzzing of every operation', () => {
     await new Promise<void>((resolve) => info.listen(0, '127.0.0.1', resolve));
     const infoAddress = info.address();
     const infoPort = typeof infoAddress === 'object' && infoAddress !== null ? infoAddress.port : 0;
-    const speedPort = await freePort();
-    speed = spawn(
-      process.execPath,
-      ['-e', speedServerScript.replace("'0.0.0.0'", "'127.0.0.1'"), String(speedPort)],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    await new Promise<void>((resolve) => {
-      createInterface({ input: speed.stdout ?? process.stdin }).on('line', (line) => {
-        if (line === 'listening') resolve();
-      });
-    });
+    speed = await startLoopbackSpeedServer();
     server = await TestServer.start({
       env: {
         DNS_SERVER: dns.address,
         INTERNETINFO_URL: `http://127.0.0.1:${infoPort}/json`,
         SPEEDTEST_BACKEND: 'builtin',
-        SPEEDTEST_SERVER_URL: `http://127.0.0.1:${speedPort}`,
+        SPEEDTEST_SERVER_URL: speed.url,
         SPEEDTEST_STREAMS: '1',
         SPEEDTEST_DURATION_MS: '500',
         WOL_BROADCAST: '127.255.255.255',
@@ -324,7 +301,7 @@ describe('schema-driven fuzzing of every operation', () => {
     await server.stop();
     await dns.close();
     info.close();
-    speed.kill();
+    speed.stop();
   });
 
   test('no 5xx, and every answer is declared and matches its schema', async (t) => {

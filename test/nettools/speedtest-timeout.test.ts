@@ -3,46 +3,20 @@
  * not a 200 whose cut phases read as 0 Mbit/s. Against the speed stand-in on loopback.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
-import { speedServerScript } from '../helpers/speedserver.js';
+import { startLoopbackSpeedServer, type LoopbackSpeedServer } from '../helpers/speedserver.js';
 import { TestServer } from '../helpers/server.js';
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return typeof address === 'object' && address !== null ? address.port : 0;
-}
-
 describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
-  let standIn: ChildProcess;
+  let standIn: LoopbackSpeedServer;
   let server: TestServer;
-  let downloads = 0;
 
   before(async () => {
-    const port = await freePort();
-    standIn = spawn(
-      process.execPath,
-      ['-e', speedServerScript.replace("'0.0.0.0'", "'127.0.0.1'"), String(port)],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    const lines = createInterface({ input: standIn.stdout ?? process.stdin });
-    await new Promise<void>((resolve) => {
-      lines.on('line', (line) => {
-        if (line === 'listening') resolve();
-        if (line.startsWith('down ') && line !== 'down 0') downloads++;
-      });
-    });
+    standIn = await startLoopbackSpeedServer();
     server = await TestServer.start({
       env: {
         SPEEDTEST_BACKEND: 'builtin',
-        SPEEDTEST_SERVER_URL: `http://127.0.0.1:${port}`,
+        SPEEDTEST_SERVER_URL: standIn.url,
         SPEEDTEST_STREAMS: '2',
         SPEEDTEST_DURATION_MS: '5000',
         SPEEDTEST_TIMEOUT_MS: '1500',
@@ -51,7 +25,7 @@ describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
   });
   after(async () => {
     await server.stop();
-    standIn.kill();
+    standIn.stop();
   });
 
   test('the limit falls inside the download phase: 504 Tool timed out', async () => {
@@ -62,6 +36,9 @@ describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
       { success: false, error: 'Tool timed out' },
     );
     assert.match(String(res.json.message), /1500 ms/);
-    assert.ok(downloads > 0, 'the download phase had started');
+    assert.ok(
+      standIn.lines.some((line) => line.startsWith('down ') && line !== 'down 0'),
+      'the download phase had started',
+    );
   });
 });
