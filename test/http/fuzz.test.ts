@@ -215,7 +215,9 @@ function requestFor(op: Operation): fc.Arbitrary<FuzzRequest> {
     .map(({ params, query, extraQuery, body }) => {
       let path = op.path;
       pathParams.forEach((p, i) => {
-        path = path.replace(`{${p.name}}`, encodeURIComponent(String(params[i])));
+        // '.' and '..' (even %-encoded) are dot segments a URL client removes; fetch cannot send them.
+        const segment = encodeURIComponent(String(params[i])).replace(/^\.{1,2}$/, (dots) => `${dots}x`);
+        path = path.replace(`{${p.name}}`, segment);
       });
       const pairs: [string, string][] = [];
       queryParams.forEach((p, i) => {
