@@ -18,7 +18,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants, totalmem } from 'node:os';
 import { clearInterval, setInterval } from 'node:timers';
-import { ensureBuild, ensureDependencies, root } from './lib.mjs';
+import { ensureBuild, ensureConsoleBuild, ensureDependencies, root } from './lib.mjs';
 
 if (process.env.NETKEEP_START_NO_PREPARE === '1') {
   ensureDependencies({ install: false });
@@ -29,6 +29,7 @@ if (process.env.NETKEEP_START_NO_PREPARE === '1') {
 } else {
   ensureDependencies();
   ensureBuild();
+  ensureConsoleBuild();
 }
 const { serverNodeFlagsFor } = await import('../dist/src/node-flags.js');
 const flags = serverNodeFlagsFor(process.env.NODE_OPTIONS ?? '', totalmem());

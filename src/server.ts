@@ -5,14 +5,25 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { Alerts } from './alerts/index.js';
+import notificationsRoutes from './alerts/routes.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import deviceListRoutes from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
 import deviceRoutes from './devices/routes.js';
+import { SqliteEventLog } from './devices/event-log.js';
+import eventLogRoutes from './devices/event-log-routes.js';
+import totalsRoutes from './devices/totals-routes.js';
+import consoleRoutes from './http/console.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
 import { cleanupOrphans } from './nettools/orphans.js';
+import { deviceSummaryReader } from './live/device-summary.js';
+import { LiveHub } from './live/hub.js';
+import liveRoutes from './live/routes.js';
+import { Metrics } from './metrics/metrics.js';
+import metricsRoutes, { instrumentRequests } from './metrics/routes.js';
 import nettoolsRoutes from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
@@ -28,6 +39,10 @@ export interface Server {
   readonly tokenFile: string | undefined;
   /** What changed, after it was committed (API writes, scan cycles). */
   readonly feed: ChangeFeed;
+  /** The alert engine: outbox, channels, delivery loop. */
+  readonly alerts: Alerts;
+  /** Prometheus metrics; the alert delivery reports each notification with `recordNotification`. */
+  readonly metrics: Metrics;
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -48,10 +63,15 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   });
 
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
+  const metrics = new Metrics({ db, feed });
+  instrumentRequests(app, metrics);
   const devices = new SqliteDeviceRepository(db);
   // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
   await app.register(deviceRoutes, { repository: devices, feed });
   await app.register(deviceListRoutes, { repository: devices });
+  await app.register(totalsRoutes, { repository: devices });
+  await app.register(eventLogRoutes, { eventLog: new SqliteEventLog(db) });
+  await app.register(consoleRoutes, {});
 
   // Commands and temp files a killed predecessor left behind (normally there are none).
   const leftovers = cleanupOrphans();
@@ -63,6 +83,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     queue: config.TOOL_QUEUE,
     outputLimit: config.TOOL_OUTPUT_LIMIT,
     logger: logger.child({ component: 'nettools' }),
+    onOutcome: (tool, outcome) => {
+      metrics.recordToolRun(tool, outcome);
+    },
   });
   await app.register(nettoolsRoutes, { config, runner });
 
@@ -70,6 +93,17 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   // concurrency limit). A non-zero exit is a result here: discovery reads the reason from stderr.
   const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
     runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
+  const alerts = new Alerts({
+    db,
+    config,
+    logger,
+    feed,
+    onNotification: (channel, status) => {
+      metrics.recordNotification(channel, status);
+    },
+  });
+  await app.register(notificationsRoutes, { alerts });
+
   const scanner = new Scanner({
     db,
     config,
@@ -78,9 +112,23 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     checkInterface: (iface) => interfaceProblem(iface),
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
+    notifications: alerts.outbox,
   });
-  await app.register(scanRoutes, { scanner });
+  await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
+
+  const hub = new LiveHub({
+    feed,
+    replayLimit: config.STREAM_REPLAY_EVENTS,
+    describeDevices: deviceSummaryReader(db),
+  });
+  await app.register(liveRoutes, {
+    hub,
+    keepAliveMs: config.SSE_KEEPALIVE_MS,
+    clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
+  });
+  await app.register(metricsRoutes, { metrics });
   scanner.start();
+  alerts.start();
   const retention = new HistoryRetention({
     db,
     days: config.HISTORY_DAYS,
@@ -99,12 +147,15 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await alerts.stop();
       await retention.stop();
+      hub.close();
+      metrics.close();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if (db.open) db.close();
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, close };
+  return { app, token, tokenFile: file, feed, alerts, metrics, close };
 }

@@ -8,30 +8,39 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { jsonListStream } from '../http/json-stream.js';
-import { integerTextPattern } from '../validation.js';
 import { ErrorRef } from '../http/schemas.js';
+import { integerTextPattern } from '../validation.js';
 import { DeviceListItemSchema } from './catalogue.js';
 import { EventSchema, SessionSchema } from './history.js';
+import type { DeviceListQuery } from './list-query.js';
 import {
   MacParams,
   maxLimit,
   notFound,
   pagingParams,
+  parseDeviceListPage,
   parsePage,
   parsePeriod,
-  parseDeviceListPage,
+  orderParam,
+  parseSearch,
+  parseSort,
   parseStatus,
   pathMac,
   periodParam,
+  searchParam,
+  sortParam,
   statusParam,
 } from './params.js';
-import type { DeviceFilter, DeviceListItem, DeviceRepository } from './repository.js';
+import type { DeviceListItem, DeviceRepository } from './repository.js';
 
 const tags = ['devices'];
 
 const DevicesQuery = Type.Object(
   {
     status: Type.Optional(statusParam),
+    q: Type.Optional(searchParam),
+    sort: Type.Optional(sortParam),
+    order: Type.Optional(orderParam),
     offset: pagingParams.offset,
     limit: Type.Optional(
       Type.String({
@@ -49,26 +58,30 @@ const DevicesQuery = Type.Object(
  */
 const streamBatch = 8;
 
-/** The filtered list from `offset`, `limit` devices (null: all), read in short batches. */
-function* devicesFrom(
+/**
+ * The list from `offset`, `limit` devices (null: all), read in short batches so that other requests
+ * run between them and no whole list is held in memory; `total` is that of the first batch.
+ */
+function deviceBatches(
   repository: DeviceRepository,
-  filter: DeviceFilter,
+  query: DeviceListQuery,
   offset: number,
   limit: number | null,
-): Generator<DeviceListItem> {
-  let after = '';
-  let skip = offset;
-  let left = limit ?? Number.POSITIVE_INFINITY;
-  while (left > 0) {
-    const count = Math.min(streamBatch, left);
-    const batch = repository.listDevicesAfter(filter, after, skip, count);
-    yield* batch;
-    const last = batch.at(-1);
-    if (batch.length < count || last === undefined) return;
-    left -= batch.length;
-    skip = 0;
-    after = last.devMac as string;
+): { total: number; items: Iterable<DeviceListItem> } {
+  const first = repository.listDevices(query, { offset, limit: Math.min(streamBatch, limit ?? streamBatch) });
+  function* items(): Generator<DeviceListItem> {
+    let batch = first.items;
+    let at = offset;
+    let left = limit ?? Number.POSITIVE_INFINITY;
+    for (;;) {
+      yield* batch;
+      at += batch.length;
+      left -= batch.length;
+      if (batch.length < streamBatch || left <= 0) return;
+      batch = repository.listDevices(query, { offset: at, limit: Math.min(streamBatch, left) }).items;
+    }
   }
+  return { total: first.total, items: items() };
 }
 
 const HistoryQuery = Type.Object(
@@ -110,7 +123,8 @@ export default async function deviceListRoutes(
     {
       schema: {
         tags,
-        summary: 'List devices in MAC order with their devStatus (no counts), by status, paged.',
+        summary:
+          'List devices with their devStatus (no counts): by status or counter group, searched, sorted (MAC order by default), paged.',
         querystring: DevicesQuery,
         response: {
           200: pageSchema(
@@ -126,16 +140,16 @@ export default async function deviceListRoutes(
       },
     },
     async (request, reply) => {
-      const filter = { status: parseStatus(request.query.status) };
+      const status = parseStatus(request.query.status);
+      const q = parseSearch(request.query.q);
+      const sort = parseSort(request.query);
       const { offset, limit } = parseDeviceListPage(request.query);
-      const total = repository.countDevices(filter);
+      const { total, items } = deviceBatches(repository, { status, q, ...sort }, offset, limit);
       // Streamed: a list of every device, each with text fields of up to 16 KB, must not be built
       // in memory as one object and one string.
       return reply
         .type('application/json; charset=utf-8')
-        .send(
-          jsonListStream('devices', devicesFrom(repository, filter, offset, limit), { total, offset, limit }),
-        );
+        .send(jsonListStream('devices', items, { total, offset, limit }));
     },
   );
 

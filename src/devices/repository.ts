@@ -31,7 +31,14 @@ import {
   type SessionJson,
   type SessionRow,
 } from './history.js';
-import { deviceStatus, deviceStatusSql, deviceStatuses, type DeviceStatus } from './status.js';
+import { deviceListSql, searchParams, type DeviceListQuery } from './list-query.js';
+import {
+  deviceStatus,
+  deviceTotalsSql,
+  deviceGroups,
+  type DeviceGroup,
+  type DeviceStatus,
+} from './status.js';
 
 /** Computed per-device counts for one period. */
 export interface DeviceStats {
@@ -94,10 +101,8 @@ export interface PageResult<T> {
   readonly total: number;
 }
 
-export interface DeviceFilter {
-  /** Only devices with this devStatus (the rule of status.ts, applied in SQL). */
-  readonly status?: DeviceStatus;
-}
+/** The counts of the status counters, keyed by group (status.ts). */
+export type DeviceTotals = Readonly<Record<DeviceGroup, number>>;
 
 /** Stored column values keyed by editable catalogue field name. */
 export type DeviceChanges = Readonly<Record<string, DbValue>>;
@@ -134,16 +139,13 @@ export interface DeviceRepository {
   updateColumn(mac: string, column: string, value: DbValue): boolean;
   listChildren(mac: string): DeviceChild[];
   stats(mac: string, period: Period, now: Date): DeviceStats;
-  /** Devices in MAC order, optionally filtered by status; `total` counts the filtered list. */
-  listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem>;
-  /** Devices in the filtered list. */
-  countDevices(filter: DeviceFilter): number;
   /**
-   * Up to `count` devices of the filtered list in MAC order, after `afterMac` ('' for the first)
-   * and skipping `skip` of those: the short reads a streamed list is made of, so that other
-   * requests run between them and no whole list is ever held in memory.
+   * Devices filtered by status or group and search text, sorted (MAC order by default); `total`
+   * counts the filtered list.
    */
-  listDevicesAfter(filter: DeviceFilter, afterMac: string, skip: number, count: number): DeviceListItem[];
+  listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem>;
+  /** How many devices each status counter holds. */
+  totals(): DeviceTotals;
   /**
    * The device's events at or after the period start (the rule of devEvents, without its type
    * filter), newest first. Undefined when the device does not exist.
@@ -232,26 +234,14 @@ export const deviceSql = {
   sessionsTotal: `SELECT COUNT(*) FROM Sessions WHERE ${sessionInPeriod}`,
 } as const;
 
-/**
- * GET /devices: a walk of the devMac primary-key index (stable order, no sort), filtered by the
- * status predicate of status.ts. Not in `deviceSql`: listing every device is a scan by nature, and
- * that test checks the per-device statements never scan. One text per status; none comes from a
- * request.
- */
-export const deviceListSql = (status: DeviceStatus | undefined) => {
-  const where = status === undefined ? '' : `WHERE ${deviceStatusSql(status)}`;
-  return {
-    page: `SELECT ${columnList} FROM Devices ${where} ORDER BY devMac LIMIT @limit OFFSET @offset`,
-    total: `SELECT COUNT(*) FROM Devices ${where}`,
-    after: `SELECT ${columnList} FROM Devices WHERE devMac > @after ${status === undefined ? '' : `AND ${deviceStatusSql(status)}`}
-      ORDER BY devMac LIMIT @limit OFFSET @offset`,
-  };
-};
+/** GET /devices: the SQL of one list shape (list-query.ts) over the stored columns. */
+export function deviceListStatements(query: DeviceListQuery): { page: string; total: string } {
+  return deviceListSql(query, columnList);
+}
 
 interface ListStatements {
-  readonly page: Statement<[Page], DeviceRow>;
-  readonly total: Statement<[], number>;
-  readonly after: Statement<[Page & { after: string }], DeviceRow>;
+  readonly page: Statement<[Record<string, unknown>], DeviceRow>;
+  readonly total: Statement<[Record<string, unknown>], number>;
 }
 
 interface ChildRow {
@@ -302,8 +292,10 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
-  /** Keyed by status; '' is the unfiltered list. */
-  private readonly listStmts: ReadonlyMap<DeviceStatus | '', ListStatements>;
+  /** Prepared on first use and kept, keyed by SQL text: one entry per list shape (a few hundred at most). */
+  private readonly listStmts = new Map<string, ListStatements>();
+  private readonly totalsStmt: Statement<[], Record<DeviceGroup, number>>;
+  private readonly db: Database;
   /** Runs a read in one transaction, so a page and its total come from one snapshot. */
   private readonly readTx: <T>(read: () => T) => T;
   private readonly deleteTx: (mac: string) => boolean;
@@ -336,17 +328,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.sessionsTotalStmt = db
       .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
       .pluck();
-    this.listStmts = new Map(
-      [undefined, ...deviceStatuses].map((status) => {
-        const sql = deviceListSql(status);
-        const statements: ListStatements = {
-          page: db.prepare(sql.page),
-          total: db.prepare<[], number>(sql.total).pluck(),
-          after: db.prepare(sql.after),
-        };
-        return [status ?? '', statements];
-      }),
-    );
+    this.db = db;
+    this.totalsStmt = db.prepare(deviceTotalsSql);
     const read = db.transaction((fn: () => unknown) => fn());
     this.readTx = <T>(fn: () => T): T => read(fn) as T;
 
@@ -455,27 +438,33 @@ export class SqliteDeviceRepository implements DeviceRepository {
     }));
   }
 
-  listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem> {
-    const statements = this.listStatements(filter);
+  listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem> {
+    const statements = this.listStatements(query);
+    const search = searchParams(query.q);
     return this.readTx(() => ({
-      items: statements.page.all(page).map(listItem),
-      total: statements.total.get() ?? 0,
+      items: statements.page.all({ ...search, ...page }).map((row) => ({
+        ...rowToJson(row),
+        devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+      })),
+      total: statements.total.get(search) ?? 0,
     }));
   }
 
-  countDevices(filter: DeviceFilter): number {
-    return this.listStatements(filter).total.get() ?? 0;
+  totals(): DeviceTotals {
+    const row = this.totalsStmt.get();
+    return Object.fromEntries(deviceGroups.map((group) => [group, row?.[group] ?? 0])) as DeviceTotals;
   }
 
-  listDevicesAfter(filter: DeviceFilter, afterMac: string, skip: number, count: number): DeviceListItem[] {
-    return this.listStatements(filter)
-      .after.all({ after: afterMac, offset: skip, limit: count })
-      .map(listItem);
-  }
-
-  private listStatements(filter: DeviceFilter): ListStatements {
-    const statements = this.listStmts.get(filter.status ?? '');
-    if (statements === undefined) throw new RangeError(`unknown status '${String(filter.status)}'`);
+  private listStatements(query: DeviceListQuery): ListStatements {
+    const sql = deviceListStatements(query);
+    let statements = this.listStmts.get(sql.page);
+    if (statements === undefined) {
+      statements = {
+        page: this.db.prepare(sql.page),
+        total: this.db.prepare<[Record<string, unknown>], number>(sql.total).pluck(),
+      };
+      this.listStmts.set(sql.page, statements);
+    }
     return statements;
   }
 
@@ -522,14 +511,6 @@ export class SqliteDeviceRepository implements DeviceRepository {
       latestOpenStart: sessions?.latestOpenStart ?? null,
     };
   }
-}
-
-/** A stored row as GET /devices lists it. */
-function listItem(row: DeviceRow): DeviceListItem {
-  return {
-    ...rowToJson(row),
-    devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
-  };
 }
 
 /** Connected seconds as hours with 2 decimals (devPresenceHours). */

@@ -45,3 +45,49 @@ export function deviceStatusSql(
       return `(${present} IS NOT 1 AND ${down} IS NOT 1)`;
   }
 }
+
+/**
+ * The device groups of the status counters (`GET /devices/totals`, the console's counters,
+ * `GET /devices?status=<group>` and NetAlertX's `/devices/by-status`), in the order of the totals
+ * array `[devices, connected, favorites, new, down, archived]`. `my` is NetAlertX's name for
+ * "devices": every device that is not archived.
+ */
+export const deviceGroups = ['my', 'connected', 'favorites', 'new', 'down', 'archived'] as const;
+export type DeviceGroup = (typeof deviceGroups)[number];
+
+/** The name of each group in `GET /devices/totals/named`. */
+export const totalsNames: Readonly<Record<DeviceGroup, string>> = {
+  my: 'devices',
+  connected: 'connected',
+  favorites: 'favorites',
+  new: 'new',
+  down: 'down',
+  archived: 'archived',
+};
+
+/**
+ * The SQL predicate of each group over the Devices table. Built from constants only. Every group
+ * but `archived` leaves archived devices out; `down` is the `Down` devStatus among those.
+ */
+export function deviceGroupSql(group: DeviceGroup): string {
+  const active = 'devIsArchived IS NOT 1';
+  switch (group) {
+    case 'my':
+      return active;
+    case 'connected':
+      return `(${active} AND ${deviceStatusSql('On-line')})`;
+    case 'favorites':
+      return `(${active} AND devFavorite IS 1)`;
+    case 'new':
+      return `(${active} AND devIsNew IS 1)`;
+    case 'down':
+      return `(${active} AND ${deviceStatusSql('Down')})`;
+    case 'archived':
+      return 'devIsArchived IS 1';
+  }
+}
+
+/** One pass over Devices counting every group: the totals in `deviceGroups` order. */
+export const deviceTotalsSql = `SELECT ${deviceGroups
+  .map((group) => `COUNT(*) FILTER (WHERE ${deviceGroupSql(group)}) AS "${group}"`)
+  .join(', ')} FROM Devices`;

@@ -17,10 +17,11 @@ import Fastify, {
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import secureJson from 'secure-json-parse';
 import { Type } from '@sinclair/typebox';
-import { isPublicPath, registerAuth, tokenChecker } from './auth.js';
+import { isPublicPath, registerAuth, tokenChecker, tokenEquals } from './auth.js';
 import { handleClientError, registerCloseUnreadBodies, rewriteUrl, sendRouterError } from './connection.js';
 import { ApiError, errorBody, registerErrorHandler } from './errors.js';
 import { ErrorSchema } from './schemas.js';
+import sessionRoutes, { SessionStore } from './session.js';
 
 export interface AppOptions {
   readonly token: string;
@@ -94,7 +95,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     void reply.header('Connection', 'close');
     throw new ApiError(503, 'Unavailable', 'The server is shutting down.', undefined, {}, 'SHUTTING_DOWN');
   });
-  registerAuth(app, options.token);
+  const sessions = new SessionStore();
+  registerAuth(app, options.token, sessions);
   app.addHook('onRequest', async (request) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
       throw ApiError.badRequest('HTTP/1.1 requests must carry a Host header.', 'MISSING_HOST');
@@ -130,8 +132,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    // The plugin's policy ends with upgrade-insecure-requests: over the plain http of a LAN the
+    // browser would then ask for the page's assets over https and show a blank page.
+    transformStaticCSP: withoutUpgradeInsecureRequests,
+    uiConfig: { validatorUrl: null },
+  });
   app.addSchema(ErrorSchema);
+  await app.register(sessionRoutes, { sessions, isToken: tokenEquals(options.token) });
 
   app.server.maxConnections = options.maxConnections ?? 256;
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -158,6 +168,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   );
   return app;
+}
+
+/** A Content-Security-Policy without its upgrade-insecure-requests directive. */
+export function withoutUpgradeInsecureRequests(policy: string): string {
+  return policy
+    .split(';')
+    .map((directive) => directive.trim())
+    .filter((directive) => directive !== '' && directive.toLowerCase() !== 'upgrade-insecure-requests')
+    .join('; ');
 }
 
 /** JSON bodies only (415 otherwise); an empty body is "no body"; `__proto__` keys are refused. */

@@ -7,6 +7,8 @@
  *   -n                    instead, when DNS_SERVER names another port: no reverse lookups at all,
  *                         rather than asking a resolver that is not the configured one
  *   -oX <file>            XML in a fresh private temp directory, parsed into `hosts`, then removed
+ *   --stats-every 1s      only when the caller follows the output live: nmap then prints how far a
+ *                         long scan has got; those lines are progress, never part of `output`
  *   <target>              the validated address or range, last
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -35,6 +37,21 @@ export interface NmapOptions {
   readonly dnsServer: DnsServer | undefined;
   /** Effective user id of the server process (process.getuid()); -A needs root. */
   readonly uid: number | undefined;
+  /** Each output line as it arrives (live progress); adds nmap's periodic progress lines. */
+  readonly onLine?: (line: string) => void;
+}
+
+/** Interval of nmap's own progress report when the output is followed live. */
+const statsInterval = '1s';
+
+/**
+ * nmap's --stats-every lines ("Stats: 0:00:04 elapsed; ..." and "<phase> Timing: About 12.50%
+ * done; ETC: ..."): progress only, kept out of `output` so it equals the plain answer's.
+ */
+export function isNmapStatsLine(line: string): boolean {
+  return (
+    /^Stats: \d+:\d\d:\d\d elapsed; /.test(line) || /^[A-Za-z][\w -]* Timing: About [\d.]+% done/.test(line)
+  );
 }
 
 export interface NmapResult {
@@ -113,9 +130,16 @@ export async function nmap(
     const xmlFile = join(dir, 'scan.xml');
     const result = await runner.run({
       tool: 'nmap',
-      args: [...built.args, '-oX', xmlFile, built.target],
+      args: [
+        ...built.args,
+        ...(options.onLine === undefined ? [] : ['--stats-every', statsInterval]),
+        '-oX',
+        xmlFile,
+        built.target,
+      ],
       timeoutMs: options.timeoutMs,
       signal,
+      onLine: options.onLine,
     });
     let report: NmapReport;
     try {
@@ -140,7 +164,9 @@ export async function nmap(
       success: true,
       mode: built.mode,
       ip: scan,
-      output: result.stdout.split('\n').filter((line) => line.trim() !== ''),
+      output: result.stdout
+        .split('\n')
+        .filter((line) => line.trim() !== '' && (options.onLine === undefined || !isNmapStatsLine(line))),
       hosts,
     };
   } finally {

@@ -2,13 +2,16 @@
  * HTTP routes of the network tools (NetAlertX's /nettools paths). Thin: the body schema checks types
  * (strict strings, 400 naming the field), the tool module validates values and runs, the route
  * returns its result. Command-running routes pass an AbortSignal that fires when the client
- * disconnects, so the command is stopped.
+ * disconnects, so the command is stopped. traceroute, nmap and the speed test also answer as an
+ * event stream (progress, then the same result) to a client that accepts `text/event-stream`;
+ * the input is validated first, so a bad request is still the plain JSON 400.
  */
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.js';
 import type { App } from '../http/app.js';
 import { stringEnum } from '../enum-schema.js';
 import { commonErrors, ErrorRef } from '../http/schemas.js';
+import { streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
 import {
   hostOrIpPattern,
   ipLiteralPattern,
@@ -18,11 +21,11 @@ import {
 } from '../validation.js';
 import { internetInfo } from './internetinfo.js';
 import { NmapHostSchema } from './nmap-xml.js';
-import { nmap, nmapModes } from './nmap.js';
+import { nmap, nmapArgs, nmapModes, type NmapOptions } from './nmap.js';
 import { nslookup } from './nslookup.js';
 import { disconnectSignal, type ToolRunner } from './runner.js';
 import { Speedtest } from './speedtest.js';
-import { traceroute } from './traceroute.js';
+import { traceroute, tracerouteArgs } from './traceroute.js';
 import { wakeOnLan } from './wakeonlan.js';
 
 export interface NettoolsRoutesOptions {
@@ -42,6 +45,10 @@ const commandErrors = {
   504: ErrorRef,
 } as const;
 
+/** Said in the description of each route that can stream. */
+const streamNote =
+  ' With `Accept: text/event-stream`: 200 event stream of `progress` messages, then one `result` (this body) or `error` (the error body plus `status`).';
+
 const strictString = (description: string, pattern?: string) =>
   Type.String({ description, maxLength: 1024, ...(pattern === undefined ? {} : { pattern }) });
 
@@ -59,6 +66,7 @@ export default async function nettoolsRoutes(
     durationMs: config.SPEEDTEST_DURATION_MS,
     timeoutMs: config.SPEEDTEST_TIMEOUT_MS,
   });
+  const streams: EventStreamOptions = { keepAliveMs: config.SSE_KEEPALIVE_MS };
 
   app.post(
     '/nettools/wakeonlan',
@@ -99,7 +107,9 @@ export default async function nettoolsRoutes(
       schema: {
         tags,
         summary: 'Trace the route to an IP address',
-        description: 'Runs traceroute -n (-6 for IPv6) with TRACEROUTE_MAX_HOPS hops; output is its stdout.',
+        description:
+          'Runs traceroute -n (-6 for IPv6) with TRACEROUTE_MAX_HOPS hops; output is its stdout. Progress: {"line"} per output line.' +
+          streamNote,
         body: Type.Object(
           {
             devLastIP: strictString(
@@ -115,13 +125,26 @@ export default async function nettoolsRoutes(
         },
       },
     },
-    async (request, reply) =>
-      traceroute(
-        runner,
-        request.body.devLastIP,
-        { maxHops: config.TRACEROUTE_MAX_HOPS, timeoutMs: config.TRACEROUTE_TIMEOUT_MS },
-        disconnectSignal(reply.raw),
-      ),
+    async (request, reply) => {
+      const address = request.body.devLastIP;
+      const options = { maxHops: config.TRACEROUTE_MAX_HOPS, timeoutMs: config.TRACEROUTE_TIMEOUT_MS };
+      if (!wantsEventStream(request))
+        return traceroute(runner, address, options, disconnectSignal(reply.raw));
+      tracerouteArgs(address, options.maxHops); // a bad address is the plain 400, before the stream opens
+      return streamWork(request, reply, streams, (progress, signal) =>
+        traceroute(
+          runner,
+          address,
+          {
+            ...options,
+            onLine: (line) => {
+              progress({ line });
+            },
+          },
+          signal,
+        ),
+      );
+    },
   );
 
   app.get(
@@ -131,7 +154,8 @@ export default async function nettoolsRoutes(
         tags,
         summary: 'Measure internet ping, download and upload',
         description:
-          'SPEEDTEST_BACKEND: speedtest-cli (--secure --simple) or the builtin HTTP test. One test at a time; concurrent requests share its result.',
+          'SPEEDTEST_BACKEND: speedtest-cli (--secure) or the builtin HTTP test. One test at a time; concurrent requests share its result and its progress: {"phase": "latency", "pingMs"}, then {"phase": "download"|"upload", "mbps"} as each phase ends.' +
+          streamNote,
         response: {
           200: Type.Object({
             success: Type.Literal(true),
@@ -150,7 +174,10 @@ export default async function nettoolsRoutes(
         },
       },
     },
-    async () => speedtest.run(),
+    async (request, reply) => {
+      if (!wantsEventStream(request)) return speedtest.run();
+      return streamWork(request, reply, streams, (progress) => speedtest.run(progress));
+    },
   );
 
   app.post(
@@ -192,7 +219,8 @@ export default async function nettoolsRoutes(
         tags,
         summary: 'Port-scan an address or a CIDR range',
         description:
-          'Modes: fast (-F), normal (no flags), detail (-A, needs root), skipdiscovery (-Pn). At most NMAP_MAX_HOSTS addresses.',
+          'Modes: fast (-F), normal (no flags), detail (-A, needs root), skipdiscovery (-Pn). At most NMAP_MAX_HOSTS addresses. Progress: {"line"} per output line, with nmap\'s own progress lines (--stats-every), which the result\'s output leaves out.' +
+          streamNote,
         body: Type.Object(
           {
             scan: strictString(
@@ -215,19 +243,31 @@ export default async function nettoolsRoutes(
         },
       },
     },
-    async (request, reply) =>
-      nmap(
-        runner,
-        request.body.scan,
-        request.body.mode,
-        {
-          maxHosts: config.NMAP_MAX_HOSTS,
-          timeoutMs: config.NMAP_TIMEOUT_MS,
-          dnsServer: config.DNS_SERVER,
-          uid: process.getuid?.(),
-        },
-        disconnectSignal(reply.raw),
-      ),
+    async (request, reply) => {
+      const { scan, mode } = request.body;
+      const options: NmapOptions = {
+        maxHosts: config.NMAP_MAX_HOSTS,
+        timeoutMs: config.NMAP_TIMEOUT_MS,
+        dnsServer: config.DNS_SERVER,
+        uid: process.getuid?.(),
+      };
+      if (!wantsEventStream(request)) return nmap(runner, scan, mode, options, disconnectSignal(reply.raw));
+      nmapArgs(scan, mode, options); // a bad target or mode is the plain 400, before the stream opens
+      return streamWork(request, reply, streams, (progress, signal) =>
+        nmap(
+          runner,
+          scan,
+          mode,
+          {
+            ...options,
+            onLine: (line) => {
+              progress({ line });
+            },
+          },
+          signal,
+        ),
+      );
+    },
   );
 
   app.get(

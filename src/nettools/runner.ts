@@ -50,6 +50,11 @@ export interface ToolRunnerOptions {
   readonly killGraceMs?: number;
   /** Seconds after which a refused (saturated) request may retry. Default 5. */
   readonly retryAfterSeconds?: number;
+  /**
+   * Told the outcome of every run (metrics): how a started command ended, or `not-installed` /
+   * `saturated` for a run refused before it started.
+   */
+  readonly onOutcome?: (tool: ToolName, outcome: RunOutcome | 'not-installed' | 'saturated') => void;
 }
 
 export interface RunOptions {
@@ -67,6 +72,11 @@ export interface RunOptions {
    * non-zero exits can be results (nslookup's NXDOMAIN). The caller then decides.
    */
   readonly allowNonZeroExit?: boolean;
+  /**
+   * Called with each complete stdout line as it arrives (without its newline; a last line without
+   * one at exit), for live progress. Only lines within the output cap are handed out.
+   */
+  readonly onLine?: (line: string) => void;
 }
 
 export interface RunResult {
@@ -79,7 +89,7 @@ export interface RunResult {
 /** Bytes of stderr kept (and returned as `details`): the tail is what explains a failure. */
 const stderrKeep = 2048;
 
-type Outcome =
+export type RunOutcome =
   'ok' | 'exit-nonzero' | 'timeout' | 'output-too-large' | 'aborted' | 'shutdown' | 'spawn-error';
 
 interface Waiter {
@@ -145,10 +155,11 @@ export class ToolRunner {
    * command-failed (non-zero exit, output too large, not startable), aborted or shutting-down.
    */
   async run(options: RunOptions): Promise<RunResult> {
+    if (!this.isInstalled(options.tool)) this.options.onOutcome?.(options.tool, 'not-installed');
     const binary = this.binary(options.tool);
     if (this.shuttingDown) throw shutdownError();
     options.signal?.throwIfAborted();
-    await this.acquire(options.signal);
+    await this.acquire(options.tool, options.signal);
     // A waiter may get its slot just as killAll() starts: it must not spawn what nobody will stop.
     // (TypeScript keeps the narrowing from the check above across the await; the flag may have moved.)
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
@@ -183,12 +194,13 @@ export class ToolRunner {
     await Promise.all(exits);
   }
 
-  private async acquire(signal: AbortSignal | undefined): Promise<void> {
+  private async acquire(tool: ToolName, signal: AbortSignal | undefined): Promise<void> {
     if (this.active < this.options.concurrency) {
       this.active++;
       return;
     }
     if (this.waiting.length >= this.options.queue) {
+      this.options.onOutcome?.(tool, 'saturated');
       throw new DomainError(
         'saturated',
         'Too many network tool commands are running or waiting; try again later.',
@@ -256,10 +268,10 @@ export class ToolRunner {
       const stdout: Buffer[] = [];
       let stdoutBytes = 0;
       let stderr = '';
-      let stopReason: Outcome | undefined;
+      let stopReason: RunOutcome | undefined;
       let spawnError: Error | undefined;
 
-      const stop = (reason: Outcome): void => {
+      const stop = (reason: RunOutcome): void => {
         if (stopReason !== undefined) return;
         stopReason = reason;
         this.stopGroup(child);
@@ -272,6 +284,7 @@ export class ToolRunner {
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
 
+      const lines = options.onLine === undefined ? undefined : new LineSplitter(options.onLine);
       child.stdout.on('data', (chunk: Buffer) => {
         if (stopReason !== undefined) return;
         stdoutBytes += chunk.length;
@@ -280,6 +293,7 @@ export class ToolRunner {
           return;
         }
         stdout.push(chunk);
+        lines?.push(chunk);
       });
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (chunk: string) => {
@@ -299,14 +313,18 @@ export class ToolRunner {
         this.running.delete(child);
         if (this.shuttingDown && stopReason === undefined && signal !== null) stopReason = 'shutdown';
         const durationMs = Math.round(performance.now() - started);
+        // What the tool printed last, even without its newline (traceroute ends a hop's line only
+        // when the next hop starts), unless the cap stopped it.
+        if (stopReason !== 'output-too-large') lines?.end();
         const text = Buffer.concat(stdout).toString('utf8');
         const exitCode = code ?? -1;
-        let outcome: Outcome = stopReason ?? (exitCode === 0 ? 'ok' : 'exit-nonzero');
+        let outcome: RunOutcome = stopReason ?? (exitCode === 0 ? 'ok' : 'exit-nonzero');
         if (spawnError) outcome = 'spawn-error';
         this.options.logger.info(
           { tool: options.tool, args: options.args, durationMs, exitCode: code, signal, outcome },
           'tool run',
         );
+        this.options.onOutcome?.(options.tool, outcome);
         const details = tail(stderr) || tail(text);
         switch (outcome) {
           case 'timeout':
@@ -361,6 +379,41 @@ export class ToolRunner {
         resolve({ stdout: text, stderr: tail(stderr, 4 * stderrKeep), exitCode, durationMs });
       });
     });
+  }
+}
+
+/**
+ * Cuts a byte stream into text lines as they complete. Bytes are kept until their line ends, so a
+ * UTF-8 character split across chunks is decoded whole; a listener that throws cannot break a run.
+ */
+class LineSplitter {
+  private pending: Buffer[] = [];
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline >= 0; newline = chunk.indexOf(10, start)) {
+      this.pending.push(chunk.subarray(start, newline));
+      this.emit();
+      start = newline + 1;
+    }
+    if (start < chunk.length) this.pending.push(chunk.subarray(start));
+  }
+
+  /** Hands out a last line that had no newline. */
+  end(): void {
+    if (this.pending.length > 0) this.emit();
+  }
+
+  private emit(): void {
+    const line = Buffer.concat(this.pending).toString('utf8').replace(/\r$/, '');
+    this.pending = [];
+    try {
+      this.onLine(line);
+    } catch {
+      // Progress is a side channel: the command and its result carry on.
+    }
   }
 }
 

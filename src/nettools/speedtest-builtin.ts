@@ -2,12 +2,12 @@
  * The builtin speed-test backend: HTTP against SPEEDTEST_SERVER_URL (Cloudflare's speed endpoints:
  * GET /__down?bytes=N, POST /__up): latency, then download and upload with SPEEDTEST_STREAMS
  * parallel streams for SPEEDTEST_DURATION_MS each. Bodies are streamed (counted, never buffered)
- * so the test is not CPU-bound.
+ * so the test is not CPU-bound. Each phase is reported as it ends (live progress).
  */
 import http from 'node:http';
 import https from 'node:https';
 import { DomainError } from '../errors.js';
-import type { SpeedtestNumbers, SpeedtestOptions } from './speedtest.js';
+import type { SpeedtestNumbers, SpeedtestOptions, SpeedtestProgressListener } from './speedtest.js';
 
 function round2(value: number): number {
   return Math.round(value * 100) / 100;
@@ -27,7 +27,10 @@ interface Target {
 }
 
 /** Runs the builtin test against `options.serverUrl`: ping, then download, then upload. */
-export async function runBuiltin(options: SpeedtestOptions): Promise<SpeedtestNumbers> {
+export async function runBuiltin(
+  options: SpeedtestOptions,
+  report: SpeedtestProgressListener,
+): Promise<SpeedtestNumbers> {
   const base = options.serverUrl;
   const secure = base.protocol === 'https:';
   const agent = secure
@@ -36,18 +39,21 @@ export async function runBuiltin(options: SpeedtestOptions): Promise<SpeedtestNu
   const target: Target = { base, agent, request: secure ? https.request : http.request };
   const overall = AbortSignal.timeout(options.timeoutMs);
   try {
-    const pingMs = await measurePing(target, overall);
-    const downloadMbps = await measurePhase(options, overall, (deadline, signal) =>
-      downloadStream(target, deadline, signal),
+    const pingMs = round2(await measurePing(target, overall));
+    report({ phase: 'latency', pingMs });
+    const downloadMbps = round2(
+      await measurePhase(options, overall, (deadline, signal) => downloadStream(target, deadline, signal)),
     );
+    report({ phase: 'download', mbps: downloadMbps });
     // A phase cut short by the time limit ends quietly with what it measured: the limit must still
     // be the answer (504), not a result with the missing phases as 0.
     overall.throwIfAborted();
-    const uploadMbps = await measurePhase(options, overall, (deadline, signal) =>
-      uploadStream(target, deadline, signal),
+    const uploadMbps = round2(
+      await measurePhase(options, overall, (deadline, signal) => uploadStream(target, deadline, signal)),
     );
     overall.throwIfAborted();
-    return { pingMs: round2(pingMs), downloadMbps: round2(downloadMbps), uploadMbps: round2(uploadMbps) };
+    report({ phase: 'upload', mbps: uploadMbps });
+    return { pingMs, downloadMbps, uploadMbps };
   } catch (err) {
     if (overall.aborted) {
       throw new DomainError('timeout', `The speed test did not finish within ${options.timeoutMs} ms.`, {

@@ -14,6 +14,8 @@ import type { ToolRunner } from './runner.js';
 export interface TracerouteOptions {
   readonly maxHops: number;
   readonly timeoutMs: number;
+  /** Each output line as it arrives (live progress). */
+  readonly onLine?: (line: string) => void;
 }
 
 /** Seconds traceroute waits for each probe's answer. */
@@ -47,6 +49,12 @@ export async function traceroute(
   signal?: AbortSignal,
 ): Promise<{ success: true; output: string }> {
   const args = tracerouteArgs(address, options.maxHops);
-  const result = await runner.run({ tool: 'traceroute', args, timeoutMs: options.timeoutMs, signal });
+  const result = await runner.run({
+    tool: 'traceroute',
+    args,
+    timeoutMs: options.timeoutMs,
+    signal,
+    onLine: options.onLine,
+  });
   return { success: true, output: result.stdout.replace(/\s+$/, '') };
 }

@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
+import { streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
 import type { Scanner } from './scanner.js';
 import { CycleSummarySchema } from './summary.js';
 
@@ -25,10 +26,12 @@ const protectedErrors = { 403: ErrorRef } as const;
 export interface ScanRoutesOptions {
   /** The presence scanner the routes report on and start cycles of. */
   readonly scanner: Scanner;
+  /** Event streams of POST /nettools/scan with Accept: text/event-stream (keep-alive interval). */
+  readonly streams: EventStreamOptions;
 }
 
 /** The presence-scan routes, as an encapsulated Fastify plugin (register it with `app.register`). */
-export default async function scanRoutes(app: App, { scanner }: ScanRoutesOptions): Promise<void> {
+export default async function scanRoutes(app: App, { scanner, streams }: ScanRoutesOptions): Promise<void> {
   app.addSchema(CycleSummarySchema);
 
   app.get(
@@ -51,13 +54,19 @@ export default async function scanRoutes(app: App, { scanner }: ScanRoutesOption
         summary: 'Run a presence scan cycle now; answers when it has finished.',
         description:
           '409 when scanning is not configured (SCAN_SUBNETS empty) or a cycle is already running; ' +
-          '500 when the cycle failed (it changed nothing; details lists the errors).',
+          '500 when the cycle failed (it changed nothing; details lists the errors). ' +
+          'With `Accept: text/event-stream`: 200 event stream of `progress` messages {"subnet", "devicesSeen"} ' +
+          'as each subnet is discovered, then one `result` (this body) or `error` (the error body plus `status`).',
         response: { 200: ScanStatusSchema, 409: ErrorRef, 500: ErrorRef, 503: ErrorRef, ...protectedErrors },
       },
     },
-    async () => {
-      await scanner.runNow();
-      return { success: true as const, ...scanner.status() };
+    async (request, reply) => {
+      const cycle = async (onProgress?: (progress: unknown) => void) => {
+        await scanner.runNow(onProgress);
+        return { success: true as const, ...scanner.status() };
+      };
+      if (!wantsEventStream(request)) return cycle();
+      return streamWork(request, reply, streams, (progress) => cycle(progress));
     },
   );
 }

@@ -21,7 +21,7 @@ import {
   type ScanToolName,
   type SubnetResult,
 } from './discovery.js';
-import { planCycle } from './state-machine.js';
+import { planCycle, type PlannedEvent } from './state-machine.js';
 import { ScanStore } from './store.js';
 import { parseScanSubnets, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
@@ -55,12 +55,25 @@ export interface ScannerOptions {
   readonly arpScanInstalled?: boolean;
   /** Where applied cycles and finished cycles are published (live streams, metrics, MQTT state). */
   readonly feed?: ChangeFeed;
+  /**
+   * The alert outbox: given the cycle's events inside the cycle's transaction (before COMMIT), so
+   * that the cycle and its notifications are stored together or not at all.
+   */
+  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
 }
 
 /** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
 export function scanTool(setting: ScannerConfig['SCAN_TOOL'], arpScanInstalled: boolean): ScanToolName {
   if (setting === 'auto') return arpScanInstalled ? 'arp-scan' : 'nmap';
   return setting;
+}
+
+/** One subnet of a cycle discovered (live progress of a cycle started with runNow). */
+export interface SubnetProgress {
+  /** The subnet as configured, e.g. 192.168.1.0/24@eth0. */
+  readonly subnet: string;
+  /** Distinct MACs seen on it. */
+  readonly devicesSeen: number;
 }
 
 export interface ScanStatus {
@@ -113,14 +126,14 @@ export class Scanner {
    * Runs a cycle now and resolves with its summary. A `conflict` when scanning is not configured
    * or a cycle is already running; `command-failed` when the cycle failed (nothing was changed).
    */
-  async runNow(): Promise<CycleSummary> {
+  async runNow(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     if (!this.enabled)
       throw new DomainError(
         'conflict',
         'Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).',
         { code: 'SCAN_NOT_CONFIGURED' },
       );
-    const summary = await this.startCycle();
+    const summary = await this.startCycle(onProgress);
     if (summary.errors.length > 0) {
       throw new DomainError(
         'command-failed',
@@ -139,7 +152,7 @@ export class Scanner {
     await Promise.allSettled([this.current]);
   }
 
-  private startCycle(): Promise<CycleSummary> {
+  private startCycle(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     if (this.current)
       throw new DomainError('conflict', 'A scan cycle is already running; try again when it has finished.', {
         code: 'SCAN_RUNNING',
@@ -149,7 +162,7 @@ export class Scanner {
         code: 'SHUTTING_DOWN',
         reason: 'Unavailable',
       });
-    const run = this.cycle().finally(() => {
+    const run = this.cycle(onProgress).finally(() => {
       this.current = undefined;
     });
     this.current = run;
@@ -171,7 +184,7 @@ export class Scanner {
     this.scheduleLoop(Math.max(0, started + this.intervalMs - performance.now()));
   }
 
-  private async cycle(): Promise<CycleSummary> {
+  private async cycle(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
     const startedAt = this.now();
     const clock = performance.now();
     const controller = new AbortController();
@@ -184,7 +197,12 @@ export class Scanner {
         break;
       }
       try {
-        results.push(await this.discover(subnet, controller.signal));
+        const result = await this.discover(subnet, controller.signal);
+        results.push(result);
+        onProgress?.({
+          subnet: subnet.label,
+          devicesSeen: new Set(result.sightings.map((sighting) => sighting.mac)).size,
+        });
       } catch (err) {
         errors.push(err instanceof Error ? err.message : String(err));
       }
@@ -195,13 +213,18 @@ export class Scanner {
       try {
         // Load, plan and apply run synchronously, so no API write can slip in between them.
         const known = this.store.loadState();
+        const now = this.now();
         const plan = planCycle({
           known,
           observations,
           missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
-          now: this.now(),
+          now,
         });
-        this.store.apply(plan);
+        const notifications = this.options.notifications;
+        this.store.apply(
+          plan,
+          notifications && { beforeCommit: () => notifications.record(plan.events, now) },
+        );
         newDevices = plan.counts.newDevices;
         this.options.logger.info({ event: 'scan-cycle', ...plan.counts }, 'scan cycle applied');
         this.options.feed?.publish('scan-applied', {

@@ -1,5 +1,5 @@
 /** Process inspection through /proc, for tests that check no child outlived a stopped command. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */
 export function processesInGroup(pgid: number): number[] {
@@ -35,4 +35,14 @@ export async function eventually(check: () => boolean, attempts = 100, intervalM
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   return check();
+}
+
+/**
+ * Waits (bounded) for the file in which a fake tool wrote "<its pid = process group> <child pid>"
+ * when it started, and reads it.
+ */
+export async function waitForStartedFile(file: string): Promise<{ group: number; sleeper: number }> {
+  if (!(await eventually(() => existsSync(file)))) throw new Error(`the fake tool never wrote ${file}`);
+  const [group = 0, sleeper = 0] = readFileSync(file, 'utf8').trim().split(' ').map(Number);
+  return { group, sleeper };
 }

@@ -4,11 +4,11 @@
  * flood stdout, or fail with a message on stderr. Real processes, real process groups.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { eventually, isAlive, processesInGroup } from '../helpers/processes.js';
+import { eventually, isAlive, processesInGroup, waitForStartedFile } from '../helpers/processes.js';
 import { ownerTagOf } from '../../src/nettools/orphans.js';
 import { TestServer } from '../helpers/server.js';
 import { nextToolRun, toolRunCount, toolRuns } from '../helpers/toolruns.js';
@@ -51,14 +51,8 @@ case "$target" in
 esac
 `;
 
-function startedPids(): { group: number; sleeper: number } {
-  const [group = 0, sleeper = 0] = readFileSync(join(dir, 'started'), 'utf8').trim().split(' ').map(Number);
-  return { group, sleeper };
-}
-
 async function waitStarted(): Promise<{ group: number; sleeper: number }> {
-  assert.ok(await eventually(() => existsSync(join(dir, 'started'))), 'the fake scan started');
-  return startedPids();
+  return waitForStartedFile(join(dir, 'started'));
 }
 
 before(() => {

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { speedServerScript } from '../helpers/speedserver.js';
 import { createTestLan, testLanSkipReason, type LanProcess, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
+import { openSse } from '../helpers/sse.js';
 import { nextToolRun } from '../helpers/toolruns.js';
 
 const skip = testLanSkipReason('speedtest tests');
@@ -102,7 +103,22 @@ describe('GET /nettools/speedtest', { skip }, () => {
     assert.match(String(res.json.details), /Cannot retrieve speedtest configuration/);
     const run = await nextToolRun(cli, 0);
     assert.equal(run.tool, 'speedtest-cli');
-    assert.deepEqual(run.args, ['--secure', '--simple']);
+    // Without --simple: speedtest-cli then prints each phase as it ends (streamed progress).
+    assert.deepEqual(run.args, ['--secure']);
+  });
+
+  test('speedtest-cli streamed without internet: event: error with the same 500 body plus status', async () => {
+    const stream = await openSse(cli, 'GET', '/nettools/speedtest');
+    assert.equal(stream.status, 200);
+    await stream.done;
+    assert.deepEqual(
+      stream.messages.map((m) => m.event),
+      ['error'],
+    );
+    const error = stream.messages[0]?.json ?? {};
+    assert.equal(error.status, 500);
+    assert.equal(error.error, 'Command failed');
+    assert.match(String(error.details), /Cannot retrieve speedtest configuration/);
   });
 });
 

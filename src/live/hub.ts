@@ -1,0 +1,175 @@
+/**
+ * The live hub: turns the change feed into numbered messages for `GET /stream` and keeps the last
+ * ones for replay. No HTTP here: the route plugin (routes.ts) writes the messages to its clients.
+ *
+ * - `device-event`: one per event a scan cycle wrote, as the webhook's event object (the device's
+ *   name, owner, type, vendor, IP and status read once per cycle, after the cycle committed);
+ * - `scan`: a finished cycle's summary;
+ * - `device`: an API write, `{mac, change}`.
+ *
+ * Ids are `<boot>-<n>`: n counts up from 1 in this process, and boot tells one run of the server
+ * from the next, so a client that reconnects after a restart is told it missed messages instead
+ * of being handed the wrong ones. The replay buffer is a ring of the last `replayLimit` messages.
+ * Messages of one publication (a whole cycle's events) go to each subscriber as one batch, so that
+ * a client gets one write per cycle instead of one per event.
+ */
+import type { ChangeEvents, ChangeFeed, ScanEventRecord } from '../events.js';
+
+export type LiveEventName = 'device-event' | 'scan' | 'device';
+
+export interface LiveMessage {
+  /** `<boot>-<n>`, the SSE `id:`. */
+  readonly id: string;
+  readonly event: LiveEventName;
+  /** The message's data as JSON text (serialised once for every client). */
+  readonly json: string;
+}
+
+/** The device fields a `device-event` carries (the webhook event's `device`). */
+export interface DeviceSummary {
+  readonly devName: string;
+  readonly devOwner: string;
+  readonly devType: string;
+  readonly devVendor: string;
+  readonly devLastIP: string;
+  readonly devStatus: string;
+}
+
+/** The webhook's event object. */
+export interface DeviceEventJson {
+  readonly type: string;
+  readonly time: string;
+  readonly mac: string;
+  readonly ip: string;
+  readonly additionalInfo: string;
+  readonly device: DeviceSummary | null;
+}
+
+export type LiveListener = (batch: readonly LiveMessage[]) => void;
+
+/** What a subscriber missed: the messages after its last id, or `gap` when they are gone. */
+export type Replay =
+  | { readonly kind: 'messages'; readonly messages: readonly LiveMessage[] }
+  | { readonly kind: 'gap'; readonly reason: string };
+
+export interface LiveHubOptions {
+  readonly feed: ChangeFeed;
+  /** Messages kept for replay (STREAM_REPLAY_EVENTS). */
+  readonly replayLimit: number;
+  /** The summaries of these devices, read after the cycle committed; missing ones are left out. */
+  readonly describeDevices: (macs: readonly string[]) => ReadonlyMap<string, DeviceSummary>;
+  /** Distinguishes this run's ids from the previous run's. Default: the start time, base 36. */
+  readonly bootId?: string;
+}
+
+export function deviceEventJson(event: ScanEventRecord, device: DeviceSummary | undefined): DeviceEventJson {
+  return {
+    type: event.type,
+    // Stored times have whole seconds: written as the API writes them elsewhere (no ".000").
+    time: event.time.toISOString().replace(/\.000Z$/, 'Z'),
+    mac: event.mac,
+    ip: event.ip,
+    additionalInfo: event.additionalInfo,
+    device: device ?? null,
+  };
+}
+
+export class LiveHub {
+  readonly bootId: string;
+  /** The ring: `ring[(seq - 1) % limit]` holds message `seq` while it is among the last `limit`. */
+  private readonly ring: LiveMessage[] = [];
+  private lastSeq = 0;
+  private readonly listeners = new Set<LiveListener>();
+  private readonly unsubscribe: (() => void)[];
+
+  constructor(private readonly options: LiveHubOptions) {
+    this.bootId = options.bootId ?? Date.now().toString(36);
+    const { feed } = options;
+    this.unsubscribe = [
+      feed.subscribe('scan-applied', (applied) => {
+        this.onScanApplied(applied);
+      }),
+      feed.subscribe('scan-finished', (summary) => {
+        this.publish([['scan', summary]]);
+      }),
+      feed.subscribe('device', (change) => {
+        this.publish([['device', { mac: change.mac, change: change.change }]]);
+      }),
+    ];
+  }
+
+  /** The id of the newest message ('' before the first). */
+  get lastId(): string {
+    return this.lastSeq === 0 ? '' : this.idOf(this.lastSeq);
+  }
+
+  get subscribers(): number {
+    return this.listeners.size;
+  }
+
+  /** Starts delivering new messages to `listener`; returns the function that stops it. */
+  subscribe(listener: LiveListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** The messages after `lastEventId` (a client's Last-Event-ID), or why they cannot be given. */
+  replayAfter(lastEventId: string): Replay {
+    const match = /^([0-9a-z]+)-(\d{1,15})$/.exec(lastEventId);
+    if (match?.[1] !== this.bootId) {
+      return {
+        kind: 'gap',
+        reason: match ? 'The server restarted since that id.' : 'That id was not issued by this server.',
+      };
+    }
+    const seq = Number(match[2]);
+    if (seq > this.lastSeq) return { kind: 'gap', reason: 'That id was not issued by this server.' };
+    const oldest = Math.max(1, this.lastSeq - this.ring.length + 1);
+    if (seq < oldest - 1) {
+      return { kind: 'gap', reason: 'Messages after that id are no longer in the replay buffer.' };
+    }
+    const messages: LiveMessage[] = [];
+    for (let s = seq + 1; s <= this.lastSeq; s++) {
+      const message = this.ring[(s - 1) % this.options.replayLimit];
+      if (message) messages.push(message);
+    }
+    return { kind: 'messages', messages };
+  }
+
+  /** Stops listening to the feed and forgets every subscriber. */
+  close(): void {
+    for (const stop of this.unsubscribe) stop();
+    this.listeners.clear();
+  }
+
+  private onScanApplied(applied: ChangeEvents['scan-applied']): void {
+    if (applied.events.length === 0) return;
+    const devices = this.options.describeDevices([...new Set(applied.events.map((event) => event.mac))]);
+    this.publish(
+      applied.events.map(
+        (event) => ['device-event', deviceEventJson(event, devices.get(event.mac))] as const,
+      ),
+    );
+  }
+
+  private publish(items: ReadonlyArray<readonly [LiveEventName, unknown]>): void {
+    const batch = items.map(([event, data]) => {
+      const message: LiveMessage = { id: this.idOf(++this.lastSeq), event, json: JSON.stringify(data) };
+      if (this.options.replayLimit > 0) this.ring[(this.lastSeq - 1) % this.options.replayLimit] = message;
+      return message;
+    });
+    for (const listener of this.listeners) {
+      try {
+        listener(batch);
+      } catch {
+        // A client's write failing is that client's end, never the other clients'.
+      }
+    }
+  }
+
+  private idOf(seq: number): string {
+    return `${this.bootId}-${seq}`;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * GET /stream: the live hub's messages as Server-Sent Events. Thin: the hub numbers, keeps and
+ * fans out the messages; this plugin writes them. A reconnecting client's Last-Event-ID is
+ * answered with what it missed, or with one `reset` message when that is no longer known (then
+ * it reloads what it shows). Every open stream is ended when the server starts closing, so a
+ * shutdown never waits for them.
+ */
+import type { App } from '../http/app.js';
+import { ErrorRef } from '../http/schemas.js';
+import { openEventStream, type EventStream } from '../http/sse.js';
+import type { LiveHub, LiveMessage } from './hub.js';
+
+export interface LiveRoutesOptions {
+  readonly hub: LiveHub;
+  /** SSE_KEEPALIVE_MS. */
+  readonly keepAliveMs: number;
+  /** STREAM_CLIENT_BUFFER_BYTES: unsent bytes past which a client is dropped. */
+  readonly clientBufferBytes: number;
+}
+
+/** The wire text of a batch, built once for every client (the hub hands each the same array). */
+const wireCache = new WeakMap<readonly LiveMessage[], Buffer>();
+
+export function wireText(batch: readonly LiveMessage[]): Buffer {
+  let text = wireCache.get(batch);
+  if (text === undefined) {
+    text = Buffer.from(
+      batch.map((m) => `id: ${m.id}\nevent: ${m.event}\ndata: ${m.json}\n\n`).join(''),
+      'utf8',
+    );
+    wireCache.set(batch, text);
+  }
+  return text;
+}
+
+export default async function liveRoutes(app: App, options: LiveRoutesOptions): Promise<void> {
+  const { hub } = options;
+  const open = new Set<EventStream>();
+  app.addHook('preClose', async () => {
+    for (const stream of [...open]) stream.end();
+  });
+
+  app.get(
+    '/stream',
+    {
+      schema: {
+        tags: ['live'],
+        summary: 'Live feed of changes (Server-Sent Events)',
+        description:
+          'text/event-stream of `device-event` (each event a scan cycle writes, as the webhook event object), ' +
+          '`scan` (a finished cycle summary) and `device` ({mac, change} for API writes). Every message has an id; ' +
+          'reconnecting with Last-Event-ID replays what was missed from a buffer of STREAM_REPLAY_EVENTS messages, ' +
+          'or sends one `reset` message when that is no longer possible. A client that falls more than ' +
+          'STREAM_CLIENT_BUFFER_BYTES behind is disconnected.',
+        headers: {
+          type: 'object',
+          properties: { 'last-event-id': { type: 'string', maxLength: 64 } },
+        },
+        response: {
+          200: {
+            description: 'An event stream.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          403: ErrorRef,
+        },
+      },
+    },
+    async (request, reply) => {
+      const lastEventId = request.headers['last-event-id'];
+      const stream = openEventStream(request, reply, {
+        keepAliveMs: options.keepAliveMs,
+        maxBufferedBytes: options.clientBufferBytes,
+        onDrop: (bufferedBytes) => {
+          request.log.warn(
+            { event: 'stream-client-dropped', bufferedBytes, limit: options.clientBufferBytes },
+            'GET /stream client dropped: it fell too far behind',
+          );
+        },
+      });
+      if (typeof lastEventId === 'string' && lastEventId !== '') {
+        const replay = hub.replayAfter(lastEventId);
+        if (replay.kind === 'gap')
+          stream.send('reset', { lastEventId, message: replay.reason }, hub.lastId || undefined);
+        else if (replay.messages.length > 0) stream.write(wireText(replay.messages));
+      }
+      // Replay and subscription happen in the same tick: no message can fall between them.
+      const unsubscribe = hub.subscribe((batch) => {
+        stream.write(wireText(batch));
+      });
+      open.add(stream);
+      stream.onClose(() => {
+        unsubscribe();
+        open.delete(stream);
+      });
+      return reply;
+    },
+  );
+}

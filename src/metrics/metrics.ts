@@ -1,0 +1,222 @@
+/**
+ * Prometheus metrics, one registry per server instance (tests start several in one process).
+ *
+ * - HTTP: requests by method, route PATTERN (never the raw URL: a MAC in a path would make one
+ *   series per device) and status, and a duration histogram by route;
+ * - devices: `netkeep_devices{status}` (the devStatus rule of GET /devices) and NetAlertX's own
+ *   names, so its Grafana dashboards work, read at scrape time;
+ * - the scanner (from the change feed), tool runs (from the runner), notifications (from the
+ *   alert delivery, through `recordNotification`);
+ * - prom-client's default process_* and nodejs_* metrics.
+ */
+import type { Database } from 'better-sqlite3';
+import client from 'prom-client';
+import { deviceStatusSql, deviceStatuses } from '../devices/status.js';
+import type { ChangeFeed } from '../events.js';
+
+export interface MetricsOptions {
+  readonly db: Database;
+  readonly feed: ChangeFeed;
+}
+
+interface Totals {
+  online: number;
+  offline: number;
+  down: number;
+  connected: number;
+  nxOffline: number;
+  nxDown: number;
+  nxNew: number;
+  archived: number;
+  favorites: number;
+  mine: number;
+}
+
+interface DeviceStatusRow {
+  devName: string | null;
+  devMac: string;
+  devLastIP: string | null;
+  devVendor: string | null;
+  devFirstConnection: string | null;
+  devLastConnection: string | null;
+  devType: string | null;
+  status: string;
+}
+
+/** Each NetAlertX total: its metric name, help text and the column of the totals query. */
+const netalertxTotals = [
+  ['netalertx_connected_devices', 'Devices not archived and present in the last scan.', 'connected'],
+  ['netalertx_offline_devices', 'Devices not archived and absent from the last scan.', 'nxOffline'],
+  ['netalertx_down_devices', 'Devices not archived, devAlertDown set, absent from the last scan.', 'nxDown'],
+  ['netalertx_new_devices', 'Devices not archived and marked new.', 'nxNew'],
+  ['netalertx_archived_devices', 'Archived devices.', 'archived'],
+  ['netalertx_favorite_devices', 'Devices not archived and marked favourite.', 'favorites'],
+  ['netalertx_my_devices', 'Devices not archived.', 'mine'],
+] as const satisfies ReadonlyArray<readonly [string, string, keyof Totals]>;
+
+/** Status label values of netkeep_devices, with their column in the totals query. */
+const statusColumns = { 'On-line': 'online', 'Off-line': 'offline', Down: 'down' } as const;
+
+export class Metrics {
+  readonly registry = new client.Registry();
+  private readonly httpRequests: client.Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: client.Histogram<'route'>;
+  private readonly devices: client.Gauge<'status'>;
+  private readonly netalertx: ReadonlyArray<readonly [client.Gauge, keyof Totals]>;
+  private readonly deviceStatus: client.Gauge;
+  private readonly scanDuration: client.Histogram;
+  private readonly scanErrors: client.Counter;
+  private readonly toolRuns: client.Counter<'tool' | 'outcome'>;
+  private readonly notifications: client.Counter<'channel' | 'status'>;
+  private readonly selectTotals: () => Totals;
+  private readonly selectDevices: () => DeviceStatusRow[];
+  private readonly unsubscribe: () => void;
+
+  constructor(options: MetricsOptions) {
+    const registers = [this.registry];
+    client.collectDefaultMetrics({ register: this.registry });
+    this.httpRequests = new client.Counter({
+      name: 'netkeep_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.httpDuration = new client.Histogram({
+      name: 'netkeep_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request (a stream: how long it was open), by route pattern.',
+      labelNames: ['route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.devices = new client.Gauge({
+      name: 'netkeep_devices',
+      help: 'Devices by devStatus (On-line, Off-line, Down), as GET /devices?status= counts them.',
+      labelNames: ['status'],
+      registers,
+    });
+    this.netalertx = netalertxTotals.map(
+      ([name, help, column]) => [new client.Gauge({ name, help, registers }), column] as const,
+    );
+    this.deviceStatus = new client.Gauge({
+      name: 'netalertx_device_status',
+      help: 'One series per device, always 1, labelled as NetAlertX labels it (device_status: New, Online, Down, Archived or Offline).',
+      labelNames: [
+        'device',
+        'mac',
+        'ip',
+        'vendor',
+        'first_connection',
+        'last_connection',
+        'dev_type',
+        'device_status',
+      ],
+      registers,
+    });
+    this.scanDuration = new client.Histogram({
+      name: 'netkeep_scan_cycle_duration_seconds',
+      help: 'Duration of presence scan cycles (failed ones included).',
+      buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    });
+    this.scanErrors = new client.Counter({
+      name: 'netkeep_scan_errors_total',
+      help: 'Presence scan cycles that failed (and changed nothing).',
+      registers,
+    });
+    this.toolRuns = new client.Counter({
+      name: 'netkeep_tool_runs_total',
+      help: 'Tool commands by tool and outcome (ok, exit-nonzero, timeout, output-too-large, aborted, shutdown, spawn-error, not-installed, saturated).',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
+    this.notifications = new client.Counter({
+      name: 'netkeep_notifications_total',
+      help: 'Notification deliveries by channel (webhook, ntfy, apprise, mqtt) and resulting status.',
+      labelNames: ['channel', 'status'],
+      registers,
+    });
+
+    const { db, feed } = options;
+    // Every count in one statement, so one scrape reads one consistent snapshot.
+    const totals = db.prepare<[], Totals>(`
+      SELECT
+        COUNT(*) FILTER (WHERE ${deviceStatusSql('On-line')}) AS online,
+        COUNT(*) FILTER (WHERE ${deviceStatusSql('Off-line')}) AS offline,
+        COUNT(*) FILTER (WHERE ${deviceStatusSql('Down')}) AS down,
+        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devPresentLastScan IS 1) AS connected,
+        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devPresentLastScan IS NOT 1) AS nxOffline,
+        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devPresentLastScan IS NOT 1 AND devAlertDown IS 1) AS nxDown,
+        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devIsNew IS 1) AS nxNew,
+        COUNT(*) FILTER (WHERE devIsArchived IS 1) AS archived,
+        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devFavorite IS 1) AS favorites,
+        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1) AS mine
+      FROM Devices`);
+    this.selectTotals = () => totals.get() as Totals;
+    // NetAlertX's status order: New first, then On-line, Down, Archived, Off-line.
+    const perDevice = db.prepare<[], DeviceStatusRow>(`
+      SELECT devName, devMac, devLastIP, devVendor, devFirstConnection, devLastConnection, devType,
+        CASE
+          WHEN devIsNew IS 1 THEN 'New'
+          WHEN devPresentLastScan IS 1 THEN 'Online'
+          WHEN devAlertDown IS 1 THEN 'Down'
+          WHEN devIsArchived IS 1 THEN 'Archived'
+          ELSE 'Offline'
+        END AS status
+      FROM Devices ORDER BY devMac`);
+    this.selectDevices = () => perDevice.all();
+
+    const stopScan = feed.subscribe('scan-finished', (summary) => {
+      this.scanDuration.observe(summary.durationMs / 1000);
+      if (summary.errors.length > 0) this.scanErrors.inc();
+    });
+    this.unsubscribe = stopScan;
+  }
+
+  /** One answered HTTP request; `route` is the matched route pattern, e.g. /device/:mac. */
+  recordRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequests.inc({ method, route, status: String(status) });
+    this.httpDuration.observe({ route }, seconds);
+  }
+
+  /** One tool run's outcome (the runner's onOutcome). */
+  recordToolRun(tool: string, outcome: string): void {
+    this.toolRuns.inc({ tool, outcome });
+  }
+
+  /** One notification delivery attempt's result, e.g. ('webhook', 'sent'). For the alert delivery loop. */
+  recordNotification(channel: string, status: string): void {
+    this.notifications.inc({ channel, status });
+  }
+
+  /** The Prometheus text, with the device gauges read from the database now. */
+  async scrape(): Promise<string> {
+    const totals = this.selectTotals();
+    for (const status of deviceStatuses) this.devices.set({ status }, totals[statusColumns[status]]);
+    for (const [gauge, column] of this.netalertx) gauge.set(totals[column]);
+    this.deviceStatus.reset();
+    for (const row of this.selectDevices()) {
+      this.deviceStatus.set(
+        {
+          device: row.devName ?? '',
+          mac: row.devMac,
+          ip: row.devLastIP ?? '',
+          vendor: row.devVendor ?? '',
+          first_connection: row.devFirstConnection ?? '',
+          last_connection: row.devLastConnection ?? '',
+          dev_type: row.devType ?? '',
+          device_status: row.status,
+        },
+        1,
+      );
+    }
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+}
