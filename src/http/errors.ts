@@ -137,13 +137,18 @@ function describeValidation(err: FastifyError): string {
     if (typeof params.missingProperty === 'string') return `field '${params.missingProperty}' is required`;
     const path = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
     const where = path ? `field '${path}'` : (err.validationContext ?? 'value');
+    // A query parameter outside its list reads as the parameter's own validator words it.
     if (Array.isArray(params.allowedValues))
-      return `${where} must be one of: ${params.allowedValues.join(', ')}`;
+      return err.validationContext === 'querystring' && path
+        ? `${path} must be one of: ${params.allowedValues.join(', ')}.`
+        : `${where} must be one of: ${params.allowedValues.join(', ')}`;
     if (typeof params.pattern === 'string')
       return `${where} ${patternRules.get(params.pattern) ?? `must match ${params.pattern}`}`;
     return `${where} ${issue.message ?? 'is invalid'}`;
   });
   const unique = [...new Set(parts)];
+  const onlyLists = (err.validation ?? []).every((issue) => Array.isArray(issue.params.allowedValues));
+  if (err.validationContext === 'querystring' && onlyLists && unique.length > 0) return unique.join(' ');
   return unique.length > 0
     ? `Invalid ${err.validationContext ?? 'input'}: ${unique.join('; ')}`
     : err.message;

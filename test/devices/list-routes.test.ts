@@ -211,7 +211,7 @@ describe('GET /devices', () => {
         db,
         400,
         `/devices?status=${encodeURIComponent(status)}`,
-        /'status' must be one of: On-line, Off-line, Down/,
+        /status must be one of: On-line, Off-line, Down/,
       );
     for (const query of badPaging)
       await assertRejected(server, db, 400, `/devices?${query}`, /(limit|offset)'? must be an integer/);
@@ -395,7 +395,7 @@ describe('GET /device/<mac>/events and /sessions', () => {
           db,
           400,
           `/device/${mac}/${kind}?period=${encodeURIComponent(period)}`,
-          /'period' must be one of: 1 day, 7 days, 1 month, 1 year, all/,
+          /period must be one of: 1 day, 7 days, 1 month, 1 year, all/,
         );
       for (const query of badPaging)
         await assertRejected(
