@@ -5,10 +5,19 @@
 // NETKEEP_START_NO_PREPARE=1 (the test suite sets it): install nothing and build nothing; fail at
 // once when node_modules is stale or there is no build, so a test never rewrites what a running
 // suite is using.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+//
+// The chain is npm -> this script -> the server (package.json's `exec` replaces npm's shell, so
+// npm's own forwarding of SIGTERM reaches this script). Whichever process of the chain is stopped,
+// the server stops with it:
+// - this script killed (even with SIGKILL): the server gets SIGTERM from the kernel, through
+//   `setpriv --pdeathsig TERM` (util-linux) when installed;
+// - npm killed without forwarding (SIGKILL): this script sees that its parent changed and stops the
+//   server as for SIGTERM.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants, totalmem } from 'node:os';
+import { clearInterval, setInterval } from 'node:timers';
 import { ensureBuild, ensureConsoleBuild, ensureDependencies, root } from './lib.mjs';
 
 if (process.env.NETKEEP_START_NO_PREPARE === '1') {
@@ -24,14 +33,49 @@ if (process.env.NETKEEP_START_NO_PREPARE === '1') {
 }
 const { serverNodeFlagsFor } = await import('../dist/src/node-flags.js');
 const flags = serverNodeFlagsFor(process.env.NODE_OPTIONS ?? '', totalmem());
-const server = spawn(process.execPath, [...flags, 'dist/src/main.js'], { cwd: root, stdio: 'inherit' });
+
+/** The parent pid as the kernel sees it now (process.ppid is read once, at start). */
+function currentParent() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+const setprivFound = spawnSync('sh', ['-c', 'command -v setpriv'], { encoding: 'utf8' }).stdout.trim();
+const serverCommand = [process.execPath, ...flags, 'dist/src/main.js'];
+const [command, ...args] = setprivFound
+  ? [setprivFound, '--pdeathsig', 'TERM', '--', ...serverCommand]
+  : serverCommand;
+if (!setprivFound)
+  console.error(
+    "netkeep: setpriv not found (Debian package 'util-linux'): if this script is killed, the server is not",
+  );
+const server = spawn(command, args, { cwd: root, stdio: 'inherit' });
+
 let forwarded;
-for (const signal of ['SIGINT', 'SIGTERM']) {
+/** Forwards SIGINT as is, anything else (SIGTERM, SIGHUP, a lost parent) as SIGTERM. */
+function stopServer(signal) {
+  forwarded = signal === 'SIGINT' ? 'SIGINT' : 'SIGTERM';
+  server.kill(forwarded);
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => {
-    forwarded = signal;
-    server.kill(signal);
+    stopServer(signal);
   });
 }
+const parent = currentParent();
+const parentWatch = setInterval(() => {
+  const now = currentParent();
+  if (parent !== undefined && now !== undefined && now !== parent) {
+    clearInterval(parentWatch);
+    stopServer('SIGTERM');
+  }
+}, 500);
+parentWatch.unref();
+
 server.on('exit', (code, signal) => {
   if (code !== null) process.exit(code);
   // Killed by a signal: success only when it is the one we forwarded (and the server did not handle).

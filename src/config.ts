@@ -156,6 +156,16 @@ export const variables = {
     oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   ),
   BODY_LIMIT: spec('65536', 'Largest request body in bytes (413 above it).', integer(1024, 16 * 1024 * 1024)),
+  REQUEST_TIMEOUT_MS: spec(
+    '30000',
+    'Time to receive a whole request, headers and body (408 after it; answers are not limited).',
+    integer(1000, 3_600_000),
+  ),
+  MAX_CONNECTIONS: spec(
+    '256',
+    'Client connections served at once; further ones are closed at once.',
+    integer(1, 1_000_000),
+  ),
   SHUTDOWN_TIMEOUT_MS: spec('10000', 'How long SIGTERM waits for requests in flight.', integer(0, 600_000)),
   TOOL_PATH: spec(
     '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',

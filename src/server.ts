@@ -20,6 +20,7 @@ import consoleRoutes from './http/console.js';
 import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
+import { cleanupOrphans } from './nettools/orphans.js';
 import { deviceSummaryReader } from './live/device-summary.js';
 import { LiveHub } from './live/hub.js';
 import liveRoutes from './live/routes.js';
@@ -57,6 +58,8 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const app = await buildApp({
     token,
     bodyLimit: config.BODY_LIMIT,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    maxConnections: config.MAX_CONNECTIONS,
     logger,
     isHealthy: () => db.open,
     corsOrigins: config.CORS_ORIGINS,
@@ -74,6 +77,10 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(consoleRoutes, {});
   await app.register(compatRoutes, { store: new SqliteCompatStore(db), feed, bodyLimit: config.BODY_LIMIT });
 
+  // Commands and temp files a killed predecessor left behind (normally there are none).
+  const leftovers = cleanupOrphans();
+  if (leftovers.killed.length > 0 || leftovers.removed.length > 0)
+    logger.warn(leftovers, 'removed what a previous server left behind');
   const runner = new ToolRunner({
     toolPath: config.TOOL_PATH,
     concurrency: config.TOOL_CONCURRENCY,

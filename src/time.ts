@@ -13,8 +13,10 @@ export function fromDbTime(value: string): string {
   return `${value.replace(' ', 'T')}Z`;
 }
 
-const acceptedTime =
-  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+/** Time text accepted from clients (its source, for the route schemas and OpenAPI). */
+export const acceptedTimePattern =
+  '^\\d{4}-\\d{2}-\\d{2}(?:[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?(?:Z|[+-]\\d{2}:?\\d{2})?)?$';
+const acceptedTime = new RegExp(acceptedTimePattern);
 
 /**
  * Client time text as storage text. Accepts ISO 8601 with Z or an offset, or a date-time with no

@@ -5,20 +5,26 @@
  */
 import ipaddr from 'ipaddr.js';
 
-const hex12 = /^[0-9a-fA-F]{12}$/;
+/*
+ * The regular expressions below are exported as source text so that the route schemas (and so the
+ * published OpenAPI document) carry exactly the rules these functions apply.
+ */
+
+/** Every accepted MAC form: `aa:bb:cc:dd:ee:ff`, `aa-bb-cc-dd-ee-ff` (any case), `aabb.ccdd.eeff`, `aabbccddeeff`. */
+export const macPattern =
+  '^(?:[0-9a-fA-F]{2}([:-])(?:[0-9a-fA-F]{2}\\1){4}[0-9a-fA-F]{2}|[0-9a-fA-F]{4}\\.[0-9a-fA-F]{4}\\.[0-9a-fA-F]{4}|[0-9a-fA-F]{12})$';
+const macForm = new RegExp(macPattern);
+
+/** A whole number as query text, digits only: `1e3`, `-1`, ` 5` and `0x10` are not. */
+export const integerTextPattern = '^[0-9]{1,10}$';
 
 /**
  * Canonical MAC (`aa:bb:cc:dd:ee:ff`) of `aa:bb:cc:dd:ee:ff`, `aa-bb-cc-dd-ee-ff` (any case),
  * `aabb.ccdd.eeff` or `aabbccddeeff`; null when the text is none of them.
  */
 export function normalizeMac(input: string): string | null {
-  let digits: string;
-  if (/^[0-9a-fA-F]{2}([:-])(?:[0-9a-fA-F]{2}\1){4}[0-9a-fA-F]{2}$/.test(input))
-    digits = input.replace(/[:-]/g, '');
-  else if (/^[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}$/.test(input)) digits = input.replace(/\./g, '');
-  else if (hex12.test(input)) digits = input;
-  else return null;
-  return digits.toLowerCase().match(/../g)?.join(':') ?? null;
+  if (!macForm.test(input)) return null;
+  return input.replace(/[:.-]/g, '').toLowerCase().match(/../g)?.join(':') ?? null;
 }
 
 /** The 6 bytes of a canonical MAC. */
@@ -28,13 +34,24 @@ export function macBytes(canonicalMac: string): Buffer {
 
 export type IpVersion = 4 | 6;
 
-const ipv4Strict =
-  /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
-const ipv6Chars = /^[0-9a-fA-F:.]+$/;
+/** Dotted-quad IPv4 without leading zeros. */
+export const ipv4Pattern =
+  '^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$';
+const ipv4Strict = new RegExp(ipv4Pattern);
+/** The characters of an IP address literal (either version); ipVersion checks the rest. */
+export const ipLiteralPattern = '^[0-9a-fA-F:.]+$';
+const ipv6Chars = new RegExp(ipLiteralPattern);
+/** The characters of an nmap target: an IP literal, optionally `/prefix`. */
+export const scanTargetPattern = '^[0-9a-fA-F:.]+(?:/[0-9]{1,3})?$';
+const scanTargetChars = new RegExp(scanTargetPattern);
+/** The characters of an IP literal or a hostname, never starting with `-`. */
+export const hostOrIpPattern = '^[0-9A-Za-z.:][0-9A-Za-z.:-]*$';
 
 /**
  * The version of an IP address literal, or null. IPv4 must be dotted-quad with no leading zeros;
- * IPv6 any RFC 4291 text form without a zone id.
+ * IPv6 any RFC 4291 text form without a zone id, except IPv4-mapped addresses (`::ffff:a.b.c.d`,
+ * `::ffff:7f00:1`): the tools handle them inconsistently (traceroute refuses them, nmap scans the
+ * IPv4 host), so the IPv4 address must be given instead (see `mappedIpv4Hint`).
  */
 export function ipVersion(input: string): IpVersion | null {
   if (ipv4Strict.test(input)) return 4;
@@ -42,9 +59,22 @@ export function ipVersion(input: string): IpVersion | null {
     // ipaddr accepts an embedded IPv4 with leading zeros; check that part too.
     const tail = /:(\d+\.\d+\.\d+\.\d+)$/.exec(input)?.[1];
     if (tail !== undefined && !ipv4Strict.test(tail)) return null;
+    if (ipaddr.IPv6.parse(input).isIPv4MappedAddress()) return null;
     return 6;
   }
   return null;
+}
+
+/**
+ * For an error message: when `input` (an address, or a range `address/prefix`) is an IPv4-mapped
+ * IPv6 address, a sentence saying so and naming the IPv4 address to give instead; else ''.
+ */
+export function mappedIpv4Hint(input: string): string {
+  const address = input.split('/', 1)[0] ?? '';
+  if (!address.includes(':') || !ipv6Chars.test(address) || !ipaddr.IPv6.isValid(address)) return '';
+  const parsed = ipaddr.IPv6.parse(address);
+  if (!parsed.isIPv4MappedAddress()) return '';
+  return ` IPv4-mapped IPv6 addresses are not accepted: give the IPv4 address (${parsed.toIPv4Address().toString()}) instead.`;
 }
 
 /**
@@ -99,6 +129,7 @@ export interface ScanTarget {
  * neither; `size` lets the caller enforce NMAP_MAX_HOSTS.
  */
 export function parseScanTarget(input: string): ScanTarget | null {
+  if (!scanTargetChars.test(input)) return null;
   const [address, prefixText, ...rest] = input.split('/');
   if (address === undefined || rest.length > 0) return null;
   const version = ipVersion(address);

@@ -1,13 +1,54 @@
 /** `npm start` (scripts/start.mjs): runs the server as its child with the V8 flags of src/node-flags.ts. */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { totalmem } from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { serverNodeFlagsFor } from '../src/node-flags.js';
 import { eventually, isAlive } from './helpers/processes.js';
 import { TestServer } from './helpers/server.js';
 
 const GiB = 1024 ** 3;
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The parent pid of a live process. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/**
+ * The real `npm start` with a fresh data dir on a free loopback port: resolves once the server
+ * listens, with the pids of the chain npm -> scripts/start.mjs -> dist/src/main.js.
+ */
+async function npmStart(): Promise<{ npm: number; script: number; server: number; dataDir: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-npmstart-'));
+  const npm = spawn('npm', ['start'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      NETKEEP_START_NO_PREPARE: '1',
+      API_TOKEN: 'test-token-0123456789abcdef',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  npm.stderr.resume();
+  const server = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: npm.stdout }).on('line', (line) => {
+      if (line.includes('"event":"listening"')) resolve((JSON.parse(line) as { pid: number }).pid);
+    });
+    npm.once('exit', (code) => {
+      reject(new Error(`npm start exited with ${code} before listening`));
+    });
+  });
+  return { npm: npm.pid ?? 0, script: parentOf(server), server, dataDir };
+}
 
 describe('npm start', () => {
   test('runs the server as its child, with the server flags on its node command line; SIGTERM stops both', async () => {
@@ -36,6 +77,31 @@ describe('npm start', () => {
     process.kill(pid, 'SIGKILL');
     assert.equal(await server.stop(), 137);
   });
+
+  for (const [victim, signal] of [
+    ['npm', 'SIGTERM'],
+    ['npm', 'SIGKILL'],
+    ['script', 'SIGKILL'],
+  ] as const) {
+    test(`${signal} to ${victim === 'npm' ? 'npm (the outermost process)' : 'scripts/start.mjs'}: nothing of the chain is left running`, async () => {
+      const chain = await npmStart();
+      try {
+        assert.equal(parentOf(chain.script), chain.npm, 'npm -> start.mjs -> server, no shell between');
+        process.kill(chain[victim], signal);
+        for (const [name, pid] of Object.entries(chain).filter(([name]) => name !== 'dataDir'))
+          assert.ok(await eventually(() => !isAlive(pid as number), 200), `${name} (${pid}) exited`);
+      } finally {
+        for (const pid of [chain.server, chain.script, chain.npm]) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // gone, as it should be
+          }
+        }
+        rmSync(chain.dataDir, { recursive: true, force: true });
+      }
+    });
+  }
 
   test('flags: 512 MiB old generation, or less on a small machine; NODE_OPTIONS wins', () => {
     assert.deepEqual(serverNodeFlagsFor('', 24 * GiB), [

@@ -21,8 +21,13 @@ test('MAC forms', () => {
 test('IP literals: no leading zeros, no zone ids, no Unicode digits', () => {
   assert.equal(ipVersion('10.0.0.1'), 4);
   assert.equal(ipVersion('::1'), 6);
-  assert.equal(ipVersion('::ffff:10.0.0.1'), 6);
+  assert.equal(ipVersion('64:ff9b::10.0.0.1'), 6);
   for (const bad of [
+    // IPv4-mapped IPv6, in both text forms: refused (the tools disagree on what it means).
+    '::ffff:10.0.0.1',
+    '::FFFF:127.0.0.1',
+    '::ffff:7f00:1',
+    '0:0:0:0:0:ffff:127.0.0.1',
     '010.0.0.1',
     '10.0.0',
     '1.2.3.4 ',

@@ -7,7 +7,8 @@
  * Released migrations never change; a test checks the migrated table matches this list.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { dbTime, fromDbTime, toDbTime } from '../time.js';
+import { parseStoredJson, storableJson } from '../json-bounds.js';
+import { acceptedTimePattern, dbTime, fromDbTime, toDbTime } from '../time.js';
 
 /**
  * How a field is stored and shown:
@@ -184,7 +185,7 @@ function inputSchema(f: StoredField): TSchema {
     case 'port':
       return Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], options);
     case 'time':
-      return Type.Union([Type.String({ maxLength: 64 }), Type.Null()], options);
+      return Type.Union([Type.String({ maxLength: 64, pattern: acceptedTimePattern }), Type.Null()], options);
     case 'json':
       return Type.Array(Type.Object({}, { additionalProperties: true }), { ...options, maxItems: 1000 });
   }
@@ -265,7 +266,10 @@ export type DeviceJson = Record<string, unknown>;
  */
 export type FieldValue = string | number | Date | null | readonly Readonly<Record<string, unknown>>[];
 
-/** One already-validated JSON value as a field value. Throws RangeError on a bad time. */
+/**
+ * One already-validated JSON value as a field value. Throws RangeError on a bad time and on JSON
+ * nested too deep or too large to store (so every stored value can be serialised again on read).
+ */
 export function toFieldValue(f: StoredField, value: unknown): FieldValue {
   switch (f.kind) {
     case 'text':
@@ -280,6 +284,7 @@ export function toFieldValue(f: StoredField, value: unknown): FieldValue {
       // toDbTime validates the text and drops sub-second digits, as storage does.
       return value === null ? null : new Date(fromDbTime(toDbTime(value as string)));
     case 'json':
+      storableJson(value); // throws past the bounds
       return value as readonly Readonly<Record<string, unknown>>[];
   }
 }
@@ -309,7 +314,8 @@ export function fromColumn(f: StoredField, value: DbValue): unknown {
     case 'time':
       return value === null ? null : fromDbTime(value as string);
     case 'json':
-      return JSON.parse(value as string) as unknown;
+      // Never throws: a value too deep to serialise (e.g. written by the sqlite3 CLI) stays readable.
+      return parseStoredJson(value as string);
     default:
       return value;
   }

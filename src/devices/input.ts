@@ -7,6 +7,7 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { DomainError } from '../errors.js';
+import { maxJsonChars, maxJsonDepth } from '../json-bounds.js';
 import { normalizeMac } from '../validation.js';
 import {
   editableFields,
@@ -27,7 +28,7 @@ const expected: Record<FieldKind, string> = {
   hours: `a whole number of hours from 0 to ${maxHours}, or true/false (1/0)`,
   port: 'an integer from 0 to 65535, or null',
   time: 'an ISO 8601 date-time string, or null',
-  json: 'an array of objects',
+  json: `an array of objects, nested at most ${maxJsonDepth} levels and at most ${maxJsonChars} characters of JSON`,
 };
 
 /** Compiled once: the catalogue's input schema of every editable field. */

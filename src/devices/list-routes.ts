@@ -7,13 +7,18 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
+import { jsonListStream } from '../http/json-stream.js';
 import { ErrorRef } from '../http/schemas.js';
+import { integerTextPattern } from '../validation.js';
 import { DeviceListItemSchema } from './catalogue.js';
 import { EventSchema, SessionSchema } from './history.js';
+import type { DeviceListQuery } from './list-query.js';
 import {
   MacParams,
+  maxLimit,
   notFound,
   pagingParams,
+  parseDeviceListPage,
   parsePage,
   parsePeriod,
   orderParam,
@@ -26,7 +31,7 @@ import {
   sortParam,
   statusParam,
 } from './params.js';
-import type { DeviceRepository } from './repository.js';
+import type { DeviceListItem, DeviceRepository } from './repository.js';
 
 const tags = ['devices'];
 
@@ -36,10 +41,48 @@ const DevicesQuery = Type.Object(
     q: Type.Optional(searchParam),
     sort: Type.Optional(sortParam),
     order: Type.Optional(orderParam),
-    ...pagingParams,
+    offset: pagingParams.offset,
+    limit: Type.Optional(
+      Type.String({
+        pattern: integerTextPattern,
+        description: `Rows to return: an integer from 1 to ${maxLimit}. Without it, every device from the offset on (and \`limit\` is null in the answer).`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
+
+/**
+ * Devices read per batch of a streamed list: one short read, then the socket takes them. Small,
+ * because a device may hold ~330 KB of text: 8 keep a batch under 3 MB.
+ */
+const streamBatch = 8;
+
+/**
+ * The list from `offset`, `limit` devices (null: all), read in short batches so that other requests
+ * run between them and no whole list is held in memory; `total` is that of the first batch.
+ */
+function deviceBatches(
+  repository: DeviceRepository,
+  query: DeviceListQuery,
+  offset: number,
+  limit: number | null,
+): { total: number; items: Iterable<DeviceListItem> } {
+  const first = repository.listDevices(query, { offset, limit: Math.min(streamBatch, limit ?? streamBatch) });
+  function* items(): Generator<DeviceListItem> {
+    let batch = first.items;
+    let at = offset;
+    let left = limit ?? Number.POSITIVE_INFINITY;
+    for (;;) {
+      yield* batch;
+      at += batch.length;
+      left -= batch.length;
+      if (batch.length < streamBatch || left <= 0) return;
+      batch = repository.listDevices(query, { offset: at, limit: Math.min(streamBatch, left) }).items;
+    }
+  }
+  return { total: first.total, items: items() };
+}
 
 const HistoryQuery = Type.Object(
   { period: Type.Optional(periodParam), ...pagingParams },
@@ -47,13 +90,17 @@ const HistoryQuery = Type.Object(
 );
 
 /** `{success, <key>: [..], total, offset, limit}` for OpenAPI and the serialiser. */
-function pageSchema(key: string, item: TSchema) {
+function pageSchema(
+  key: string,
+  item: TSchema,
+  limit: TSchema = Type.Integer({ description: 'The limit used.' }),
+) {
   return Type.Object({
     success: Type.Literal(true),
     [key]: Type.Array(item),
     total: Type.Integer({ description: 'Rows in the whole filtered list (not just this page).' }),
     offset: Type.Integer({ description: 'The offset used.' }),
-    limit: Type.Integer({ description: 'The limit used.' }),
+    limit,
   });
 }
 
@@ -80,19 +127,29 @@ export default async function deviceListRoutes(
           'List devices with their devStatus (no counts): by status or counter group, searched, sorted (MAC order by default), paged.',
         querystring: DevicesQuery,
         response: {
-          200: pageSchema('devices', Type.Ref('DeviceListItem')),
+          200: pageSchema(
+            'devices',
+            Type.Ref('DeviceListItem'),
+            Type.Union([Type.Integer(), Type.Null()], {
+              description: 'The limit used; null when none was given (every device was listed).',
+            }),
+          ),
           400: ErrorRef,
           403: ErrorRef,
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const status = parseStatus(request.query.status);
       const q = parseSearch(request.query.q);
       const sort = parseSort(request.query);
-      const page = parsePage(request.query);
-      const { items, total } = repository.listDevices({ status, q, ...sort }, page);
-      return { success: true as const, devices: items, total, ...page };
+      const { offset, limit } = parseDeviceListPage(request.query);
+      const { total, items } = deviceBatches(repository, { status, q, ...sort }, offset, limit);
+      // Streamed: a list of every device, each with text fields of up to 16 KB, must not be built
+      // in memory as one object and one string.
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(jsonListStream('devices', items, { total, offset, limit }));
     },
   );
 

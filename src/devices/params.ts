@@ -7,9 +7,10 @@
  * ` 5` and `0x10` are all 400s.
  */
 import { Type } from '@sinclair/typebox';
+import { stringEnum } from '../enum-schema.js';
 import { DomainError } from '../errors.js';
 import { periods, type Period } from '../time.js';
-import { normalizeMac } from '../validation.js';
+import { integerTextPattern, macPattern, normalizeMac } from '../validation.js';
 import type { Page } from './repository.js';
 import {
   deviceListStatuses,
@@ -23,6 +24,7 @@ import { deviceGroups, deviceStatuses } from './status.js';
 
 export const MacParams = Type.Object({
   mac: Type.String({
+    pattern: macPattern,
     description:
       'MAC address: aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff (any case), aabb.ccdd.eeff or aabbccddeeff.',
   }),
@@ -51,9 +53,7 @@ export function notFound(mac: string): DomainError {
 
 export const periodNames = Object.keys(periods) as Period[];
 
-export const periodParam = Type.String({
-  description: `Period: ${periodNames.join(', ')} (default all).`,
-});
+export const periodParam = stringEnum(periodNames, `Period: ${periodNames.join(', ')} (default all).`);
 
 export const PeriodQuery = Type.Object({ period: Type.Optional(periodParam) });
 
@@ -72,12 +72,18 @@ export const maxLimit = 1000;
 /** Largest offset accepted: far beyond any table, small enough to stay an exact integer. */
 export const maxOffset = 1_000_000_000;
 
+const integerText = new RegExp(integerTextPattern);
+
 export const pagingParams = {
   offset: Type.Optional(
-    Type.String({ description: `Rows to skip: an integer from 0 to ${maxOffset} (default 0).` }),
+    Type.String({
+      pattern: integerTextPattern,
+      description: `Rows to skip: an integer from 0 to ${maxOffset} (default 0).`,
+    }),
   ),
   limit: Type.Optional(
     Type.String({
+      pattern: integerTextPattern,
       description: `Rows to return: an integer from 1 to ${maxLimit} (default ${defaultLimit}).`,
     }),
   ),
@@ -91,12 +97,24 @@ function parseInteger(
   fallback: number,
 ): number {
   if (raw === undefined) return fallback;
-  const value = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
+  const value = integerText.test(raw) ? Number(raw) : Number.NaN;
   if (!(value >= min && value <= max))
     throw new DomainError('invalid', `${name} must be an integer from ${min} to ${max}.`, {
       code: name === 'offset' ? 'INVALID_OFFSET' : 'INVALID_LIMIT',
     });
   return value;
+}
+
+/**
+ * `?offset=&limit=` of GET /devices: as parsePage, but no `limit` means every device from the
+ * offset on (limit null), as NetAlertX answers and inventory scripts written for it expect.
+ */
+export function parseDeviceListPage(query: { readonly offset?: string; readonly limit?: string }): {
+  offset: number;
+  limit: number | null;
+} {
+  if (query.limit === undefined) return { offset: parsePage(query).offset, limit: null };
+  return parsePage(query);
 }
 
 /** `?offset=&limit=` as a Page, or a 400 naming the parameter and its range. */
@@ -107,11 +125,11 @@ export function parsePage(query: { readonly offset?: string; readonly limit?: st
   };
 }
 
-export const statusParam = Type.String({
-  description:
-    `A devStatus (${deviceStatuses.join(', ')}: every device with it, archived ones included) or a ` +
+export const statusParam = stringEnum(
+  deviceListStatuses,
+  `A devStatus (${deviceStatuses.join(', ')}: every device with it, archived ones included) or a ` +
     `group of the status counters (${deviceGroups.join(', ')}; see GET /devices/totals), or all. Exact spelling.`,
-});
+);
 
 /** `?status=` as a list status (undefined: no filter), or a 400 naming the allowed values. */
 export function parseStatus(raw: string | undefined): DeviceListStatus | undefined {

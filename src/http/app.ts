@@ -18,7 +18,8 @@ import Fastify, {
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import secureJson from 'secure-json-parse';
 import { Type } from '@sinclair/typebox';
-import { registerAuth, tokenEquals } from './auth.js';
+import { isPublicPath, registerAuth, tokenChecker, tokenEquals } from './auth.js';
+import { handleClientError, registerCloseUnreadBodies, rewriteUrl, sendRouterError } from './connection.js';
 import { ApiError, errorBody, registerErrorHandler } from './errors.js';
 import { ErrorSchema } from './schemas.js';
 import sessionRoutes, { SessionStore } from './session.js';
@@ -26,6 +27,10 @@ import sessionRoutes, { SessionStore } from './session.js';
 export interface AppOptions {
   readonly token: string;
   readonly bodyLimit: number;
+  /** Time to receive a whole request, headers and body (408 after it). Default 30000. */
+  readonly requestTimeoutMs?: number;
+  /** Connections served at once; more are closed at once. Default 256. */
+  readonly maxConnections?: number;
   readonly logger: FastifyBaseLogger | boolean;
   /** Browser origins allowed by CORS (CORS_ORIGINS); empty: no CORS headers at all. */
   readonly corsOrigins?: readonly string[];
@@ -45,10 +50,33 @@ export type App = FastifyInstance<
 const probedMethods: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export async function buildApp(options: AppOptions): Promise<App> {
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  const isAuthorized = tokenChecker(options.token);
   const app = Fastify({
     loggerInstance: typeof options.logger === 'object' ? options.logger : undefined,
     logger: typeof options.logger === 'boolean' ? options.logger : undefined,
     bodyLimit: options.bodyLimit,
+    // A body sent at 1 byte/s must not hold a connection forever: the whole request (headers and
+    // body) must arrive within the limit, checked every second. Answers are not limited by it.
+    requestTimeout,
+    http: {
+      requestTimeout,
+      headersTimeout: requestTimeout,
+      connectionsCheckingInterval: Math.min(1000, requestTimeout),
+      // A request without Host is answered by our own hook below, in the JSON error body.
+      requireHostHeader: false,
+    },
+    clientErrorHandler: handleClientError,
+    rewriteUrl,
+    // No 414 for a long path segment: it reaches its route and gets the route's own 400 ("not a
+    // MAC address"). Node's header size limit (16 KiB with the request line) bounds it anyway.
+    routerOptions: { maxParamLength: 16_384 },
+    // The router's own errors (bad %-encoding, a path segment over 100 characters): after auth, so
+    // that they reveal nothing about protected paths, and in the JSON error body.
+    frameworkErrors: (err, request, reply) => {
+      const allowed = isPublicPath(request.url) || isAuthorized(request.headers.authorization);
+      sendRouterError(err, allowed, reply);
+    },
     // Strict types: never coerce "1" into 1 or drop unknown fields silently.
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false },
@@ -60,7 +88,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     logController: new LogController({ disableRequestLogging: true }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  registerErrorHandler(app);
+  registerErrorHandler(app, options.bodyLimit);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -81,6 +109,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
     });
   const sessions = new SessionStore();
   registerAuth(app, options.token, sessions);
+  app.addHook('onRequest', async (request) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+      throw ApiError.badRequest('HTTP/1.1 requests must carry a Host header.', 'MISSING_HOST');
+  });
+  registerCloseUnreadBodies(app);
   registerJsonParser(app, options.bodyLimit);
   registerMethodNotAllowed(app);
   app.addHook('onResponse', async (request, reply) => {
@@ -122,6 +155,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addSchema(ErrorSchema);
   await app.register(sessionRoutes, { sessions, isToken: tokenEquals(options.token) });
 
+  app.server.maxConnections = options.maxConnections ?? 256;
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get(
     '/health',
@@ -174,31 +208,66 @@ function registerJsonParser(app: App, bodyLimit: number): void {
   });
 }
 
-/** Unknown paths answer 404; known paths with the wrong method answer 405 with an Allow header. */
+/**
+ * Unknown paths answer 404; known paths with the wrong method answer 405 with an Allow header; a
+ * method no route serves answers 501. A static route owns its path: `GET /device/copy` is a 405
+ * (use POST), not `GET /device/:mac` with the MAC "copy".
+ */
 function registerMethodNotAllowed(app: App): void {
   const knownRoutes = FindMyWay();
+  /** Methods of each route path without parameters. */
+  const staticMethods = new Map<string, Set<string>>();
+  const servedMethods = new Set<string>(['HEAD', 'OPTIONS', ...probedMethods]);
   const noop = (): void => undefined;
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       const upper = method.toUpperCase() as HTTPMethod;
+      servedMethods.add(upper);
       if (upper === 'HEAD' || upper === 'OPTIONS') continue;
       if (!knownRoutes.hasRoute(upper, route.url)) knownRoutes.on(upper, route.url, noop);
+      if (!/[:*]/.test(route.url)) {
+        const own = staticMethods.get(route.url) ?? new Set<string>();
+        staticMethods.set(route.url, own.add(upper));
+      }
     }
+  });
+  const allowedOn = (path: string): string[] => {
+    const own = staticMethods.get(path);
+    if (own !== undefined) return probedMethods.filter((method) => own.has(method));
+    return probedMethods.filter((method) => knownRoutes.find(method, path) !== null);
+  };
+  const methodNotAllowed = (method: string, path: string, allowed: string[]): ApiError =>
+    new ApiError(
+      405,
+      'Method Not Allowed',
+      `${method} is not allowed on ${path}; use ${allowed.join(', ')}.`,
+      undefined,
+      { Allow: allowed.join(', ') },
+    );
+  // After auth (registered later), before the body is read.
+  app.addHook('onRequest', async (request) => {
+    if (!servedMethods.has(request.method))
+      throw new ApiError(
+        501,
+        'Not Implemented',
+        `${request.method} is not a method netkeep serves.`,
+        undefined,
+        {},
+        'NOT_IMPLEMENTED',
+      );
+    const routeUrl = request.routeOptions.url;
+    if (routeUrl === undefined || !/[:*]/.test(routeUrl)) return;
+    const path = request.url.split('?', 1)[0] ?? '/';
+    if (staticMethods.has(path)) throw methodNotAllowed(request.method, path, allowedOn(path));
   });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';
-    const allowed = probedMethods.filter((method) => knownRoutes.find(method, path) !== null);
-    if (allowed.length > 0) {
-      const err = new ApiError(
-        405,
-        'Method Not Allowed',
-        `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}.`,
-        undefined,
-        {
-          Allow: allowed.join(', '),
-        },
-      );
+    const allowed = allowedOn(path);
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    // A route that exists for this method and found nothing (a missing static file) is a 404.
+    if (allowed.length > 0 && !allowed.includes(method)) {
+      const err = methodNotAllowed(request.method, path, allowed);
       return reply.code(405).headers(err.headers).send(errorBody(err));
     }
     return reply.code(404).send(errorBody(ApiError.notFound(`No route ${request.method} ${path}.`)));

@@ -8,6 +8,15 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { DomainError, type ErrorKind } from '../errors.js';
+import { acceptedTimePattern } from '../time.js';
+import {
+  hostOrIpPattern,
+  integerTextPattern,
+  ipLiteralPattern,
+  ipv4Pattern,
+  macPattern,
+  scanTargetPattern,
+} from '../validation.js';
 import type { ErrorBody } from './schemas.js';
 
 export type { ErrorBody } from './schemas.js';
@@ -75,6 +84,53 @@ export function errorBody(err: ApiError): ErrorBody {
 
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
 
+/** What each pattern of the route schemas means, in words, for validation messages. */
+const patternRules: ReadonlyMap<string, string> = new Map([
+  [macPattern, 'is not a MAC address (aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff, aabb.ccdd.eeff or aabbccddeeff)'],
+  [integerTextPattern, 'must be an integer (digits only)'],
+  [ipv4Pattern, 'must be an IPv4 address such as 192.168.1.255'],
+  [ipLiteralPattern, 'must be one IPv4 or IPv6 address'],
+  [scanTargetPattern, 'must be an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24'],
+  [hostOrIpPattern, 'must be an IP address or a hostname'],
+  [acceptedTimePattern, 'must be an ISO 8601 date-time, or null'],
+]);
+
+/**
+ * The code of a value that breaks a field's own rule (its pattern or its list of values): the code
+ * the field's validator gives, so a client sees INVALID_MAC whichever layer refused the MAC. By
+ * pattern, or by field name where a pattern or a list serves several fields. Other schema failures
+ * (wrong type, unknown field) are VALIDATION_FAILED.
+ */
+const patternCodes: ReadonlyMap<string, string> = new Map([
+  [macPattern, 'INVALID_MAC'],
+  [ipv4Pattern, 'INVALID_BROADCAST'],
+  [ipLiteralPattern, 'INVALID_ADDRESS'],
+  [scanTargetPattern, 'INVALID_SCAN_TARGET'],
+  [hostOrIpPattern, 'INVALID_NAME'],
+  [acceptedTimePattern, 'INVALID_FIELD'],
+]);
+const fieldCodes: Readonly<Record<string, string>> = {
+  period: 'INVALID_PERIOD',
+  status: 'INVALID_STATUS',
+  offset: 'INVALID_OFFSET',
+  limit: 'INVALID_LIMIT',
+  mode: 'INVALID_MODE',
+};
+
+/** The code of a validation failure: one field rule broken, or VALIDATION_FAILED. */
+function validationCode(err: FastifyError): string {
+  const codes = new Set(
+    (err.validation ?? []).map((issue) => {
+      if (issue.keyword !== 'pattern' && issue.keyword !== 'enum') return 'VALIDATION_FAILED';
+      const byPattern =
+        typeof issue.params.pattern === 'string' ? patternCodes.get(issue.params.pattern) : undefined;
+      return byPattern ?? fieldCodes[issue.instancePath.split('/').pop() ?? ''] ?? 'VALIDATION_FAILED';
+    }),
+  );
+  const [only] = codes;
+  return codes.size === 1 && only !== undefined ? only : 'VALIDATION_FAILED';
+}
+
 /** What a failed alternative of an anyOf accepts, in words: `0`, `true, false`, `null`, ... */
 function alternative(issue: ValidationIssue): string[] {
   const params = issue.params;
@@ -84,6 +140,10 @@ function alternative(issue: ValidationIssue): string[] {
     if (type === 'boolean') return ['true', 'false'];
     if (type === 'null') return ['null'];
     return [type === 'integer' || type === 'array' || type === 'object' ? `an ${type}` : `a ${type}`];
+  }
+  if (typeof params.pattern === 'string') {
+    const rule = patternRules.get(params.pattern);
+    if (rule !== undefined) return [`a value that ${rule.replace(/^(must be|is) /, 'is ')}`];
   }
   return [`a value that ${issue.message ?? 'is valid'}`];
 }
@@ -96,9 +156,10 @@ function inWords(values: readonly string[]): string {
 }
 
 /**
- * Describes Ajv validation errors as "field 'x' must be string; ..." naming each field. A value that
- * fits none of a union's alternatives (a flag sent as "yes") is one sentence listing what the field
- * accepts, "devFavorite must be 0, 1, true or false", instead of one line per alternative.
+ * Describes Ajv validation errors as "field 'x' must be string; ..." naming each field, in the words
+ * of the field's rule (patternRules). A value that fits none of a union's alternatives (a flag sent
+ * as "yes") is one sentence listing what the field accepts, "devFavorite must be 0, 1, true or
+ * false", instead of one line per alternative.
  */
 function describeValidation(err: FastifyError): string {
   const issues = err.validation ?? [];
@@ -125,9 +186,20 @@ function describeValidation(err: FastifyError): string {
       return [`${path || (err.validationContext ?? 'value')} must be ${inWords([...new Set(accepted)])}`];
     }
     const where = path ? `field '${path}'` : (err.validationContext ?? 'value');
+    // A query parameter outside its list reads as the parameter's own validator words it.
+    if (Array.isArray(params.allowedValues))
+      return [
+        err.validationContext === 'querystring' && path
+          ? `${path} must be one of: ${params.allowedValues.join(', ')}.`
+          : `${where} must be one of: ${params.allowedValues.join(', ')}`,
+      ];
+    if (typeof params.pattern === 'string')
+      return [`${where} ${patternRules.get(params.pattern) ?? `must match ${params.pattern}`}`];
     return [`${where} ${issue.message ?? 'is invalid'}`];
   });
   const unique = [...new Set(parts)];
+  const onlyLists = (err.validation ?? []).every((issue) => Array.isArray(issue.params.allowedValues));
+  if (err.validationContext === 'querystring' && onlyLists && unique.length > 0) return unique.join(' ');
   return unique.length > 0
     ? `Invalid ${err.validationContext ?? 'input'}: ${unique.join('; ')}`
     : err.message;
@@ -156,15 +228,24 @@ export function fromDomainError(err: DomainError): ApiError {
 }
 
 /** Maps domain errors and Fastify's own errors (body parsing, limits, validation) onto ApiError. */
-export function toApiError(err: unknown): ApiError {
+export function toApiError(err: unknown, bodyLimit?: number): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof DomainError) return fromDomainError(err);
   const fastifyError = err as Partial<FastifyError>;
   if (fastifyError.validation)
-    return ApiError.badRequest(describeValidation(fastifyError as FastifyError), 'VALIDATION_FAILED');
+    return ApiError.badRequest(
+      describeValidation(fastifyError as FastifyError),
+      validationCode(fastifyError as FastifyError),
+    );
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'Payload Too Large', 'The request body is larger than the limit.');
+      return new ApiError(
+        413,
+        'Payload Too Large',
+        bodyLimit === undefined
+          ? 'The request body is larger than the limit (BODY_LIMIT).'
+          : `The request body is larger than the limit of ${bodyLimit} bytes (BODY_LIMIT).`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(
         415,
@@ -191,8 +272,8 @@ export interface ErrorResponse {
 }
 
 /** Turns any thrown value into its status, headers and JSON error body. */
-export function errorResponse(err: unknown): ErrorResponse {
-  const apiError = toApiError(err);
+export function errorResponse(err: unknown, bodyLimit?: number): ErrorResponse {
+  const apiError = toApiError(err, bodyLimit);
   return {
     status: apiError.statusCode,
     headers: apiError.headers,
@@ -202,9 +283,9 @@ export function errorResponse(err: unknown): ErrorResponse {
 }
 
 /** Installs the error handler: every error leaves as the JSON error body. */
-export function registerErrorHandler(app: FastifyInstance): void {
+export function registerErrorHandler(app: FastifyInstance, bodyLimit?: number): void {
   app.setErrorHandler((err, request, reply) => {
-    const { status, headers, body, unexpected } = errorResponse(err);
+    const { status, headers, body, unexpected } = errorResponse(err, bodyLimit);
     if (unexpected) request.log.error({ err }, 'unexpected error');
     return reply.code(status).headers(headers).send(body);
   });

@@ -10,6 +10,7 @@ import {
   type DbValue,
   type StoredField,
 } from '../devices/catalogue.js';
+import { storableJson } from '../json-bounds.js';
 import { normalizeMac } from '../validation.js';
 import type { LocalTimeReader } from './local-time.js';
 import type { ColumnMap } from './source.js';
@@ -44,24 +45,36 @@ function asInteger(value: SourceValue): number | undefined {
   return Number(text);
 }
 
-/** devCustomProps: a JSON array of objects, possibly base64-encoded as NetAlertX's UI saves it. */
-function customProps(text: string): string | undefined {
-  const parse = (candidate: string): string | undefined => {
+/**
+ * devCustomProps: a JSON array of objects, possibly base64-encoded as NetAlertX's UI saves it,
+ * within the bounds every stored JSON value keeps (json-bounds.ts). Returns the text to store, or
+ * why the value is refused.
+ */
+function customProps(text: string): { json: string } | { refused: string } {
+  const parse = (candidate: string): { json: string } | { refused: string } | undefined => {
+    let value: unknown;
     try {
-      const value: unknown = JSON.parse(candidate);
-      if (
-        Array.isArray(value) &&
-        value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
-      )
-        return JSON.stringify(value);
+      value = JSON.parse(candidate);
     } catch {
-      // not JSON
+      return undefined; // not JSON
     }
-    return undefined;
+    if (
+      !Array.isArray(value) ||
+      !value.every((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
+    )
+      return undefined;
+    try {
+      return { json: storableJson(value) };
+    } catch (err) {
+      if (err instanceof RangeError) return { refused: err.message };
+      throw err;
+    }
   };
   return (
     parse(text) ??
-    (/^[A-Za-z0-9+/=\s]+$/.test(text) ? parse(Buffer.from(text, 'base64').toString('utf8')) : undefined)
+    (/^[A-Za-z0-9+/=\s]+$/.test(text) ? parse(Buffer.from(text, 'base64').toString('utf8')) : undefined) ?? {
+      refused: 'expected a JSON array of objects',
+    }
   );
 }
 
@@ -117,8 +130,8 @@ function checkValue(f: StoredField, raw: SourceValue, reader: LocalTimeReader): 
     }
     case 'json': {
       if (text === undefined || text.trim() === '') return undefined;
-      const json = customProps(text.trim());
-      return json === undefined ? { refused: 'expected a JSON array of objects' } : { value: json };
+      const props = customProps(text.trim());
+      return 'json' in props ? { value: props.json } : props;
     }
     default:
       return { value: toColumn(f, raw) };

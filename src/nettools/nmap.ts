@@ -16,9 +16,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../errors.js';
-import { parseScanTarget } from '../validation.js';
+import { mappedIpv4Hint, parseScanTarget } from '../validation.js';
 import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
 import type { DnsServer } from './nslookup.js';
+import { nmapTempPrefix, ownerTag } from './orphans.js';
 import type { RawSocketAccess } from './privileges.js';
 import type { ToolRunner } from './runner.js';
 
@@ -84,7 +85,7 @@ export function nmapArgs(
   if (target === null) {
     throw new DomainError(
       'invalid',
-      "Invalid field 'scan': expected an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24.",
+      `Invalid field 'scan': expected an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24.${mappedIpv4Hint(scan)}`,
       { code: 'INVALID_SCAN_TARGET' },
     );
   }
@@ -131,7 +132,8 @@ export async function nmap(
 ): Promise<NmapResult> {
   const built = nmapArgs(scan, mode, options);
   runner.binary('nmap'); // tool-missing before creating anything when nmap is missing
-  const dir = await mkdtemp(join(tmpdir(), 'netkeep-nmap-'));
+  // Named after this server, so that the next start can remove it if this server dies mid-scan.
+  const dir = await mkdtemp(join(tmpdir(), `${nmapTempPrefix}${ownerTag}-`));
   try {
     const xmlFile = join(dir, 'scan.xml');
     const result = await runner.run({

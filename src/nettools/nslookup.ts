@@ -4,7 +4,7 @@
  * unreachable resolver (a failure), so the outcome is decided from the output, not the exit code.
  */
 import { DomainError } from '../errors.js';
-import { ipVersion, isHostname, type IpPort } from '../validation.js';
+import { ipVersion, isHostname, mappedIpv4Hint, type IpPort } from '../validation.js';
 import type { ToolRunner } from './runner.js';
 import { tail } from './runner.js';
 
@@ -22,7 +22,7 @@ export function nslookupArgs(name: string, options: NslookupOptions): string[] {
   if (name.startsWith('-') || (ipVersion(name) === null && !isHostname(name))) {
     throw new DomainError(
       'invalid',
-      "Invalid field 'devLastIP': expected an IP address or a hostname (RFC 1123 labels, at most 253 characters).",
+      `Invalid field 'devLastIP': expected an IP address or a hostname (RFC 1123 labels, at most 253 characters).${mappedIpv4Hint(name)}`,
       { code: 'INVALID_NAME' },
     );
   }

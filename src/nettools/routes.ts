@@ -9,11 +9,19 @@
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.js';
 import type { App } from '../http/app.js';
+import { stringEnum } from '../enum-schema.js';
 import { commonErrors, ErrorRef } from '../http/schemas.js';
 import { streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
+import {
+  hostOrIpPattern,
+  ipLiteralPattern,
+  ipv4Pattern,
+  macPattern,
+  scanTargetPattern,
+} from '../validation.js';
 import { internetInfo } from './internetinfo.js';
 import { NmapHostSchema } from './nmap-xml.js';
-import { nmap, nmapArgs, type NmapOptions } from './nmap.js';
+import { nmap, nmapArgs, nmapModes, type NmapOptions } from './nmap.js';
 import { nslookup } from './nslookup.js';
 import { rawSocketAccess } from './privileges.js';
 import { disconnectSignal, type ToolRunner } from './runner.js';
@@ -42,7 +50,8 @@ const commandErrors = {
 const streamNote =
   ' With `Accept: text/event-stream`: 200 event stream of `progress` messages, then one `result` (this body) or `error` (the error body plus `status`).';
 
-const strictString = (description: string) => Type.String({ description, maxLength: 1024 });
+const strictString = (description: string, pattern?: string) =>
+  Type.String({ description, maxLength: 1024, ...(pattern === undefined ? {} : { pattern }) });
 
 const OutputLines = Type.Array(Type.String(), { description: 'One element per output line.' });
 
@@ -76,8 +85,11 @@ export default async function nettoolsRoutes(
           {
             devMac: strictString(
               'MAC: aa:bb:cc:dd:ee:ff, aa-bb-cc-dd-ee-ff, aabb.ccdd.eeff or aabbccddeeff.',
+              macPattern,
             ),
-            broadcast: Type.Optional(strictString('IPv4 broadcast address; default WOL_BROADCAST.')),
+            broadcast: Type.Optional(
+              strictString('IPv4 broadcast address; default WOL_BROADCAST.', ipv4Pattern),
+            ),
             port: Type.Optional(
               Type.Integer({ minimum: 1, maximum: 65535, description: 'UDP port; default WOL_PORT.' }),
             ),
@@ -104,7 +116,12 @@ export default async function nettoolsRoutes(
           'Runs traceroute -n (-6 for IPv6) with TRACEROUTE_MAX_HOPS hops; output is its stdout. Progress: {"line"} per output line.' +
           streamNote,
         body: Type.Object(
-          { devLastIP: strictString('One IPv4 or IPv6 address literal.') },
+          {
+            devLastIP: strictString(
+              'One IPv4 or IPv6 address literal (no IPv4-mapped IPv6, no leading zeros).',
+              ipLiteralPattern,
+            ),
+          },
           { additionalProperties: false },
         ),
         response: {
@@ -176,7 +193,13 @@ export default async function nettoolsRoutes(
         summary: 'Look up a hostname or an IP address',
         description: 'Runs nslookup against DNS_SERVER (or the system resolver). NXDOMAIN is a result (200).',
         body: Type.Object(
-          { devLastIP: strictString('An IP address or an RFC 1123 hostname.') },
+          {
+            devLastIP: Type.String({
+              description: 'An IP address or an RFC 1123 hostname.',
+              maxLength: 253,
+              pattern: hostOrIpPattern,
+            }),
+          },
           { additionalProperties: false },
         ),
         response: {
@@ -205,8 +228,11 @@ export default async function nettoolsRoutes(
           streamNote,
         body: Type.Object(
           {
-            scan: strictString('IPv4/IPv6 address or CIDR range.'),
-            mode: strictString('fast, normal, detail or skipdiscovery.'),
+            scan: strictString(
+              'IPv4/IPv6 address or CIDR range, at most NMAP_MAX_HOSTS addresses.',
+              scanTargetPattern,
+            ),
+            mode: stringEnum(Object.keys(nmapModes), 'fast, normal, detail or skipdiscovery.'),
           },
           { additionalProperties: false },
         ),

@@ -8,6 +8,9 @@
  * - `spawn` with an argument array, never a shell, and an environment of only LC_ALL=C and PATH;
  * - each command in its own process group (`detached`), so a timeout, an abort or `killAll()` can
  *   kill the command together with every child it forked (SIGTERM, then SIGKILL after a grace);
+ * - each command started through `setpriv --pdeathsig KILL` (util-linux), so it dies with the
+ *   server even when the server is killed with no chance to stop it; what escapes that is removed
+ *   at the next start (orphans.ts, through NETKEEP_OWNER in the command's environment);
  * - a time limit (`timeout`), a stdout cap (`command-failed`, "Output too large"), an AbortSignal
  *   (client gone: `aborted`);
  * - a global concurrency limit with a short queue; beyond it `saturated` with a retry delay;
@@ -20,6 +23,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { DomainError } from '../errors.js';
+import { ownerTag, ownerVariable } from './orphans.js';
 
 /** The Debian package that provides each command, named when a tool is missing. */
 export const toolPackages = {
@@ -110,6 +114,8 @@ export class ToolRunner {
   private shuttingDown = false;
   private readonly killGraceMs: number;
   private readonly retryAfterSeconds: number;
+  /** setpriv, which gives each command a parent-death signal; undefined when not installed. */
+  private readonly setpriv: string | undefined;
 
   constructor(private readonly options: ToolRunnerOptions) {
     this.killGraceMs = options.killGraceMs ?? 2000;
@@ -118,6 +124,11 @@ export class ToolRunner {
       const found = findExecutable(tool, options.toolPath);
       if (found !== undefined) this.paths.set(tool, found);
     }
+    this.setpriv = findExecutable('setpriv', options.toolPath);
+    if (this.setpriv === undefined)
+      options.logger.warn(
+        "setpriv not found: commands will not die with the server if it is killed (install the Debian package 'util-linux'); leftovers are removed at the next start",
+      );
   }
 
   /** True when the tool's binary was found at start. */
@@ -245,8 +256,13 @@ export class ToolRunner {
   private execute(binary: string, options: RunOptions): Promise<RunResult> {
     const started = performance.now();
     const limit = options.outputLimit ?? this.options.outputLimit;
-    const child = spawn(binary, options.args, {
-      env: { LC_ALL: 'C', PATH: this.options.toolPath },
+    // setpriv sets the signal, then execs the tool: same pid, same process group.
+    const [command, args] =
+      this.setpriv === undefined
+        ? [binary, options.args]
+        : [this.setpriv, ['--pdeathsig', 'KILL', '--', binary, ...options.args]];
+    const child = spawn(command, args, {
+      env: { LC_ALL: 'C', PATH: this.options.toolPath, [ownerVariable]: ownerTag },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
       shell: false,

@@ -45,9 +45,13 @@ export async function runBuiltin(
       await measurePhase(options, overall, (deadline, signal) => downloadStream(target, deadline, signal)),
     );
     report({ phase: 'download', mbps: downloadMbps });
+    // A phase cut short by the time limit ends quietly with what it measured: the limit must still
+    // be the answer (504), not a result with the missing phases as 0.
+    overall.throwIfAborted();
     const uploadMbps = round2(
       await measurePhase(options, overall, (deadline, signal) => uploadStream(target, deadline, signal)),
     );
+    overall.throwIfAborted();
     report({ phase: 'upload', mbps: uploadMbps });
     return { pingMs, downloadMbps, uploadMbps };
   } catch (err) {

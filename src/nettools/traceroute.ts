@@ -8,7 +8,7 @@
  *   -6            for an IPv6 target.
  */
 import { DomainError } from '../errors.js';
-import { ipVersion } from '../validation.js';
+import { ipVersion, mappedIpv4Hint } from '../validation.js';
 import type { ToolRunner } from './runner.js';
 
 export interface TracerouteOptions {
@@ -27,7 +27,7 @@ export function tracerouteArgs(address: string, maxHops: number): string[] {
   if (version === null) {
     throw new DomainError(
       'invalid',
-      "Invalid field 'devLastIP': expected one IPv4 or IPv6 address (no hostname, range or leading zeros).",
+      `Invalid field 'devLastIP': expected one IPv4 or IPv6 address (no hostname, range or leading zeros).${mappedIpv4Hint(address)}`,
       { code: 'INVALID_ADDRESS' },
     );
   }

@@ -107,11 +107,15 @@ describe('GET /devices', () => {
       .sort();
 
   test('lists every device in MAC order with stored fields and devStatus, no counts', async () => {
-    const body = await getOk(server, '/devices');
+    const res = await server.request('GET', '/devices');
+    assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    const body = res.json;
+    // No limit: every device, and limit null (as NetAlertX answers).
     assert.deepEqual(
       { total: body.total, offset: body.offset, limit: body.limit },
-      { total: 13, offset: 0, limit: 100 },
+      { total: 13, offset: 0, limit: null },
     );
+    assert.deepEqual(Object.keys(body), ['success', 'devices', 'total', 'offset', 'limit']);
     const items = list(body, 'devices');
     assert.deepEqual(
       items.map((d) => d.devMac),
@@ -165,6 +169,8 @@ describe('GET /devices', () => {
     assert.deepEqual(pages, sortedMacs());
     const past = await getOk(server, '/devices?offset=13');
     assert.deepEqual([list(past, 'devices').length, past.total, past.offset], [0, 13, 13]);
+    const rest = await getOk(server, '/devices?offset=5');
+    assert.deepEqual([list(rest, 'devices').map((d) => d.devMac), rest.limit], [sortedMacs().slice(5), null]);
     const max = await getOk(server, '/devices?limit=1000&offset=0');
     assert.deepEqual([list(max, 'devices').length, max.limit], [13, 1000]);
     const one = await getOk(server, '/devices?limit=1&offset=12');
@@ -208,7 +214,7 @@ describe('GET /devices', () => {
         /status must be one of: On-line, Off-line, Down/,
       );
     for (const query of badPaging)
-      await assertRejected(server, db, 400, `/devices?${query}`, /(limit|offset) must be an integer from/);
+      await assertRejected(server, db, 400, `/devices?${query}`, /(limit|offset)'? must be an integer/);
     await assertRejected(server, db, 400, '/devices?limit=1001', /limit must be an integer from 1 to 1000/);
     await assertRejected(server, db, 400, '/devices?stauts=Down', /stauts/);
     await assertRejected(server, db, 400, '/devices?limit=1&limit=2', /'limit' must be string/);
@@ -397,7 +403,7 @@ describe('GET /device/<mac>/events and /sessions', () => {
           db,
           400,
           `/device/${mac}/${kind}?${query}`,
-          /(limit|offset) must be an integer/,
+          /(limit|offset)'? must be an integer/,
         );
       await assertRejected(server, db, 400, `/device/${mac}/${kind}?status=Down`, /status/);
       await assertRejected(server, db, 400, `/device/${mac}/${kind}?offset=1&offset=2`, /'offset'/);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { eventually, isAlive, processesInGroup, waitForStartedFile } from '../helpers/processes.js';
+import { ownerTagOf } from '../../src/nettools/orphans.js';
 import { TestServer } from '../helpers/server.js';
 import { nextToolRun, toolRunCount, toolRuns } from '../helpers/toolruns.js';
 
@@ -130,9 +131,14 @@ describe('runner: timeout, output cap, failures', () => {
     assert.equal(args[0], '-F');
     assert.equal(args.at(-1), '127.0.0.9');
     const env = readFileSync(join(dir, 'env'), 'utf8').trim().split('\n').sort();
-    // sh itself adds PWD (and may add SHLVL/_); the runner passes only LC_ALL and PATH.
+    // sh itself adds PWD (and may add SHLVL/_); the runner passes only LC_ALL, PATH and the
+    // owner tag (<server pid>.<its start time>) by which a later start finds orphans.
     const passed = env.filter((entry) => !/^(PWD|SHLVL|_|OLDPWD)=/.test(entry));
-    assert.deepEqual(passed, ['LC_ALL=C', `PATH=${dir}`]);
+    assert.deepEqual(passed, [
+      'LC_ALL=C',
+      `NETKEEP_OWNER=${ownerTagOf(server.process.pid ?? 0)}`,
+      `PATH=${dir}`,
+    ]);
   });
 });
 

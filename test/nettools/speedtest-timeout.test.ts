@@ -1,0 +1,44 @@
+/**
+ * SPEEDTEST_TIMEOUT_MS shorter than a phase of the builtin test: the answer is the documented 504,
+ * not a 200 whose cut phases read as 0 Mbit/s. Against the speed stand-in on loopback.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startLoopbackSpeedServer, type LoopbackSpeedServer } from '../helpers/speedserver.js';
+import { TestServer } from '../helpers/server.js';
+
+describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
+  let standIn: LoopbackSpeedServer;
+  let server: TestServer;
+
+  before(async () => {
+    standIn = await startLoopbackSpeedServer();
+    server = await TestServer.start({
+      env: {
+        SPEEDTEST_BACKEND: 'builtin',
+        SPEEDTEST_SERVER_URL: standIn.url,
+        SPEEDTEST_STREAMS: '2',
+        SPEEDTEST_DURATION_MS: '5000',
+        SPEEDTEST_TIMEOUT_MS: '1500',
+      },
+    });
+  });
+  after(async () => {
+    await server.stop();
+    standIn.stop();
+  });
+
+  test('the limit falls inside the download phase: 504 Tool timed out', async () => {
+    const res = await server.request('GET', '/nettools/speedtest');
+    assert.equal(res.status, 504, res.text);
+    assert.deepEqual(
+      { success: res.json.success, error: res.json.error },
+      { success: false, error: 'Tool timed out' },
+    );
+    assert.match(String(res.json.message), /1500 ms/);
+    assert.ok(
+      standIn.lines.some((line) => line.startsWith('down ') && line !== 'down 0'),
+      'the download phase had started',
+    );
+  });
+});
