@@ -10,8 +10,10 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   devices: () => import('./devices.js'),
   scan: () => import('./scan.js'),
   nettools: () => import('./nettools.js'),
+  alerts: () => import('./alerts.js'),
   import: () => import('./import.js'),
   live: () => import('./live.js'),
+  console: () => import('./console.js'),
 };
 
 const wanted = process.argv.slice(2);

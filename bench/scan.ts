@@ -31,11 +31,11 @@ const eventCount = 1_000_000;
 const presentBefore = 6_000;
 const cycles = 7;
 
-function mac(i: number): string {
+export function mac(i: number): string {
   const hex = i.toString(16).padStart(8, '0');
   return `02:00:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}:${hex.slice(6, 8)}`;
 }
-function ip(i: number): string {
+export function ip(i: number): string {
   return `10.${(i >> 16) & 0xff}.${(i >> 8) & 0xff}.${i & 0xff}`;
 }
 

@@ -60,6 +60,23 @@ export function ensureBuild() {
 }
 
 /**
+ * Builds the web console (scripts/build-console.mjs) when ui/, its build script or the compiled
+ * server it reads the field catalogue from is newer than the last console build. Call after
+ * ensureBuild().
+ */
+export function ensureConsoleBuild() {
+  const built = newestMtime(join(root, 'dist', 'console', 'build.json'));
+  const sources = Math.max(
+    ...['ui', 'scripts/build-console.mjs', 'dist/.tsbuildinfo', 'package-lock.json'].map((p) =>
+      newestMtime(join(root, p)),
+    ),
+  );
+  if (built >= sources && existsSync(join(root, 'dist', 'console', 'index.html'))) return;
+  console.error('netkeep: building the web console');
+  run(process.execPath, [join(root, 'scripts', 'build-console.mjs')]);
+}
+
+/**
  * Debian packages of the commands the tests and benches need besides the ones netkeep itself runs,
  * keyed by command name. netkeep's own tools are listed once, in the tool runner (`toolPackages` in
  * src/nettools/runner.ts); `ensureOsTools` reads them from the build.

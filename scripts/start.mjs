@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants, totalmem } from 'node:os';
-import { ensureBuild, ensureDependencies, root } from './lib.mjs';
+import { ensureBuild, ensureConsoleBuild, ensureDependencies, root } from './lib.mjs';
 
 if (process.env.NETKEEP_START_NO_PREPARE === '1') {
   ensureDependencies({ install: false });
@@ -20,6 +20,7 @@ if (process.env.NETKEEP_START_NO_PREPARE === '1') {
 } else {
   ensureDependencies();
   ensureBuild();
+  ensureConsoleBuild();
 }
 const { serverNodeFlagsFor } = await import('../dist/src/node-flags.js');
 const flags = serverNodeFlagsFor(process.env.NODE_OPTIONS ?? '', totalmem());

@@ -2,12 +2,15 @@
 // with Node's built-in test runner. Extra arguments are passed to the runner (e.g. a single file).
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureBuild, ensureDependencies, ensureOsTools, root, run } from './lib.mjs';
+import { ensureBuild, ensureConsoleBuild, ensureDependencies, ensureOsTools, root, run } from './lib.mjs';
 
 ensureDependencies();
 ensureBuild();
+ensureConsoleBuild();
 await ensureOsTools();
 run(join(root, 'node_modules', '.bin', 'eslint'), ['.']);
+// The console's browser code is bundled by esbuild, which does not check types: tsc does, here.
+run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'ui/tsconfig.json']);
 run(join(root, 'node_modules', '.bin', 'prettier'), ['--check', '.', '--log-level', 'warn']);
 
 function testFiles(dir) {

@@ -58,6 +58,58 @@ const dnsServer: Parser<IpPort | undefined> = (raw, name) => {
   );
 };
 
+/** Empty (channel off), or a URL with one of the given schemes; user:password in it is allowed. */
+function optionalUrl(...schemes: string[]): Parser<string> {
+  return (raw, name) => {
+    if (raw === '') return raw;
+    const wanted = `${name} must be empty or a ${schemes.map((s) => `${s}//`).join(' or ')} URL`;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      // The value may hold a password: name the variable, never echo it.
+      throw new ConfigError(`${wanted}; the value given is not a URL`);
+    }
+    if (!schemes.includes(url.protocol) || url.hostname === '')
+      throw new ConfigError(`${wanted}; the value given has scheme '${url.protocol}'`);
+    return raw;
+  };
+}
+
+/** The scan event types that can be notified; NOTIFY_EVENTS names a subset. */
+export const notifiableEventTypes = [
+  'New Device',
+  'Connected',
+  'Disconnected',
+  'Device Down',
+  'Down Reconnected',
+  'IP Changed',
+] as const;
+export type NotifiableEventType = (typeof notifiableEventTypes)[number];
+
+/** `all`, or a comma-separated list of event types (in any order; returned in the canonical order). */
+const eventTypeList: Parser<readonly NotifiableEventType[]> = (raw, name) => {
+  if (raw.trim() === 'all') return notifiableEventTypes;
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  for (const item of items)
+    if (!(notifiableEventTypes as readonly string[]).includes(item))
+      throw new ConfigError(
+        `${name}: unknown event type '${item}'; known: all, or a list of ${notifiableEventTypes.join(', ')}`,
+      );
+  return notifiableEventTypes.filter((type) => items.includes(type));
+};
+
+/** An MQTT topic prefix: one or more levels, no wildcards, no empty level. */
+const topicPrefix: Parser<string> = (raw, name) => {
+  if (/^[^#+/\s]+(?:\/[^#+/\s]+)*$/.test(raw) && raw.length <= 200) return raw;
+  throw new ConfigError(
+    `${name} must be an MQTT topic prefix such as 'netkeep' (no '+', '#', spaces or empty levels), got '${raw}'`,
+  );
+};
+
 /**
  * Browser origins allowed to call the API (CORS): a comma-separated list of exact origins
  * (`scheme://host[:port]`, no path). Empty: CORS off. `*` is refused: every origin would then be
@@ -195,6 +247,54 @@ export const variables = {
     integer(1024, 256 * 1024 * 1024),
   ),
   HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
+  NOTIFY_EVENTS: spec(
+    'all',
+    'Scan event types that may be notified: all, or a comma-separated list (New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed).',
+    eventTypeList,
+  ),
+  NOTIFY_MAX_ATTEMPTS: spec(
+    '10',
+    'Delivery attempts per notification before it is marked failed.',
+    integer(1, 100),
+  ),
+  NOTIFY_TIMEOUT_MS: spec('10000', 'Time limit of one delivery attempt.', integer(100, 600_000)),
+  NOTIFY_RETRY_BASE_MS: spec(
+    '15000',
+    'Wait before the first retry of a failed delivery; doubled after each further failure (at most 1 hour).',
+    integer(100, 30_000),
+  ),
+  NOTIFY_WEBHOOK_URL: spec(
+    '',
+    'Webhook channel: JSON POSTed to this http(s) URL. Empty: off.',
+    optionalUrl('http:', 'https:'),
+  ),
+  NOTIFY_WEBHOOK_SECRET: spec(
+    '',
+    'Webhook channel: HMAC-SHA256 key of the X-Netkeep-Signature header. Empty: unsigned.',
+    text,
+  ),
+  NOTIFY_NTFY_URL: spec(
+    '',
+    'ntfy channel: topic URL, e.g. https://ntfy.sh/<topic> or a self-hosted one. Empty: off.',
+    optionalUrl('http:', 'https:'),
+  ),
+  NOTIFY_NTFY_TOKEN: spec('', 'ntfy channel: access token sent as Authorization: Bearer. Empty: none.', text),
+  NOTIFY_APPRISE_URL: spec(
+    '',
+    'Apprise API channel: notify URL, e.g. http://apprise:8000/notify/netkeep. Empty: off.',
+    optionalUrl('http:', 'https:'),
+  ),
+  MQTT_URL: spec(
+    '',
+    'MQTT channel and Home Assistant discovery: mqtt:// or mqtts:// broker URL, user and password in it. Empty: off.',
+    optionalUrl('mqtt:', 'mqtts:'),
+  ),
+  MQTT_TOPIC_PREFIX: spec(
+    'netkeep',
+    "MQTT: prefix of netkeep's own topics (status, device state, events).",
+    topicPrefix,
+  ),
+  MQTT_DISCOVERY_PREFIX: spec('homeassistant', 'MQTT: Home Assistant discovery prefix.', topicPrefix),
   CORS_ORIGINS: spec(
     '',
     'Browser origins allowed to call the API (CORS), comma-separated, e.g. http://homer.lan:8080. Empty: CORS off.',

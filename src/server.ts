@@ -5,6 +5,8 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { Alerts } from './alerts/index.js';
+import notificationsRoutes from './alerts/routes.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import compatRoutes from './compat/routes.js';
@@ -12,6 +14,10 @@ import { SqliteCompatStore } from './compat/store.js';
 import deviceListRoutes from './devices/list-routes.js';
 import { SqliteDeviceRepository } from './devices/repository.js';
 import deviceRoutes from './devices/routes.js';
+import { SqliteEventLog } from './devices/event-log.js';
+import eventLogRoutes from './devices/event-log-routes.js';
+import totalsRoutes from './devices/totals-routes.js';
+import consoleRoutes from './http/console.js';
 import { resolveToken } from './http/auth.js';
 import { buildApp, type App } from './http/app.js';
 import { deviceSummaryReader } from './live/device-summary.js';
@@ -34,6 +40,8 @@ export interface Server {
   readonly tokenFile: string | undefined;
   /** What changed, after it was committed (API writes, scan cycles). */
   readonly feed: ChangeFeed;
+  /** The alert engine: outbox, channels, delivery loop. */
+  readonly alerts: Alerts;
   /** Prometheus metrics; the alert delivery reports each notification with `recordNotification`. */
   readonly metrics: Metrics;
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
@@ -61,6 +69,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
   await app.register(deviceRoutes, { repository: devices, feed });
   await app.register(deviceListRoutes, { repository: devices });
+  await app.register(totalsRoutes, { repository: devices });
+  await app.register(eventLogRoutes, { eventLog: new SqliteEventLog(db) });
+  await app.register(consoleRoutes, {});
   await app.register(compatRoutes, { store: new SqliteCompatStore(db), feed, bodyLimit: config.BODY_LIMIT });
 
   const runner = new ToolRunner({
@@ -85,6 +96,17 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   // concurrency limit). A non-zero exit is a result here: discovery reads the reason from stderr.
   const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
     runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
+  const alerts = new Alerts({
+    db,
+    config,
+    logger,
+    feed,
+    onNotification: (channel, status) => {
+      metrics.recordNotification(channel, status);
+    },
+  });
+  await app.register(notificationsRoutes, { alerts });
+
   const scanner = new Scanner({
     db,
     config,
@@ -93,6 +115,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     checkInterface: (iface) => interfaceProblem(iface),
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
+    notifications: alerts.outbox,
   });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
 
@@ -108,6 +131,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   });
   await app.register(metricsRoutes, { metrics });
   scanner.start();
+  alerts.start();
   const retention = new HistoryRetention({
     db,
     days: config.HISTORY_DAYS,
@@ -126,6 +150,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await alerts.stop();
       await retention.stop();
       hub.close();
       metrics.close();
@@ -135,5 +160,5 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, metrics, close };
+  return { app, token, tokenFile: file, feed, alerts, metrics, close };
 }

@@ -105,6 +105,62 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'Notifications: the alert outbox (one row per channel and scan cycle); devSkipRepeated becomes hours (0-8760)',
+    up(db) {
+      db.exec(`
+        -- The events a cycle notified, stored once and shared by the rows of every channel.
+        CREATE TABLE NotificationPayloads (
+          id INTEGER PRIMARY KEY,
+          -- JSON array of the event objects the deliveries carry.
+          events TEXT NOT NULL
+        ) STRICT;
+        CREATE TABLE Notifications (
+          id INTEGER PRIMARY KEY,
+          deliveryId TEXT NOT NULL UNIQUE,
+          channel TEXT NOT NULL CHECK (channel IN ('webhook', 'ntfy', 'apprise', 'mqtt')),
+          status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed', 'skipped')),
+          attempts INTEGER NOT NULL DEFAULT 0,
+          createdAt TEXT NOT NULL,
+          -- Unix milliseconds; only pending rows have one.
+          nextAttemptAt INTEGER,
+          sentAt TEXT,
+          lastError TEXT,
+          payloadId INTEGER NOT NULL REFERENCES NotificationPayloads (id)
+        ) STRICT;
+        CREATE INDEX Notifications_due ON Notifications (channel, nextAttemptAt) WHERE status = 'pending';
+        CREATE INDEX Notifications_status ON Notifications (status, id);
+      `);
+      // The Devices CHECK of devSkipRepeated was IN (0, 1). Only a constraint changes (every stored
+      // value stays valid), so SQLite's documented in-place procedure applies: edit the table's
+      // text in the schema and bump schema_version.
+      db.unsafeMode(true);
+      try {
+        const version = db.pragma('schema_version', { simple: true }) as number;
+        db.pragma('writable_schema = ON');
+        db.exec(`
+          UPDATE sqlite_schema
+          SET sql = replace(sql, 'CHECK (devSkipRepeated IN (0, 1))', 'CHECK (devSkipRepeated BETWEEN 0 AND 8760)')
+          WHERE type = 'table' AND name = 'Devices'
+        `);
+        db.pragma(`schema_version = ${version + 1}`);
+        db.pragma('writable_schema = OFF');
+      } finally {
+        db.unsafeMode(false);
+      }
+    },
+  },
+  {
+    description:
+      'Console indexes: Events by type and time (event log counts by type), Devices by name (the device list sorted by name)',
+    up(db) {
+      db.exec(`
+        CREATE INDEX Events_type_time ON Events (eve_EventType, eve_DateTime);
+        CREATE INDEX Devices_name ON Devices (devName COLLATE NOCASE, devMac);
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

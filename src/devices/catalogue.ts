@@ -13,11 +13,15 @@ import { fromDbTime, toDbTime } from '../time.js';
  * How a field is stored and shown:
  * - text: TEXT, JSON string
  * - flag: INTEGER 0/1, JSON 0/1 (accepts true/false too)
+ * - hours: INTEGER 0..8760, JSON integer (accepts true/false too, read as 1/0)
  * - port: INTEGER or NULL
  * - time: TEXT `YYYY-MM-DD HH:MM:SS` UTC or NULL, JSON ISO 8601 with Z
  * - json: TEXT holding a JSON array of objects, JSON array
  */
-export type FieldKind = 'text' | 'flag' | 'port' | 'time' | 'json';
+export type FieldKind = 'text' | 'flag' | 'hours' | 'port' | 'time' | 'json';
+
+/** Largest devSkipRepeated: a year of hours, as NetAlertX allows. */
+export const maxHours = 8760;
 
 export interface StoredField {
   readonly name: string;
@@ -60,7 +64,12 @@ export const storedFields: readonly StoredField[] = [
   field('devLogEvents', 'flag', 1, 'Log connection events.'),
   field('devAlertEvents', 'flag', 1, 'Alert on events.'),
   field('devAlertDown', 'flag', 0, 'Alert when the device goes down (absent counts as Down).'),
-  field('devSkipRepeated', 'flag', 0, 'Skip repeated notifications of the same event.'),
+  field(
+    'devSkipRepeated',
+    'hours',
+    0,
+    'Hours after a sent notification during which more notifications of the device are skipped (0 off, max 8760).',
+  ),
   field('devLastNotification', 'time', null, 'When the last notification was sent.'),
   field('devPresentLastScan', 'flag', 0, 'The device was present in the last scan.'),
   field('devIsNew', 'flag', 1, 'Newly discovered, not yet reviewed.'),
@@ -118,6 +127,7 @@ export const ignoredOnWrite: ReadonlySet<string> = new Set([...Object.keys(compu
 const sqlTypes: Record<FieldKind, string> = {
   text: "TEXT NOT NULL DEFAULT ''",
   flag: 'INTEGER NOT NULL DEFAULT 0',
+  hours: 'INTEGER NOT NULL DEFAULT 0',
   port: 'INTEGER',
   time: 'TEXT',
   json: "TEXT NOT NULL DEFAULT '[]'",
@@ -129,7 +139,12 @@ const sqlTypes: Record<FieldKind, string> = {
  */
 export function columnDefinition(f: StoredField): string {
   if (f.name === 'devMac') return 'devMac TEXT PRIMARY KEY NOT NULL';
-  const check = f.kind === 'flag' ? ` CHECK (${f.name} IN (0, 1))` : '';
+  const check =
+    f.kind === 'flag'
+      ? ` CHECK (${f.name} IN (0, 1))`
+      : f.kind === 'hours'
+        ? ` CHECK (${f.name} BETWEEN 0 AND ${maxHours})`
+        : '';
   return `${f.name} ${sqlTypes[f.kind]}${check}`;
 }
 
@@ -143,6 +158,8 @@ function outputSchema(f: StoredField): TSchema {
       return Type.String(options);
     case 'flag':
       return Type.Integer({ ...options, minimum: 0, maximum: 1 });
+    case 'hours':
+      return Type.Integer({ ...options, minimum: 0, maximum: maxHours });
     case 'port':
       return Type.Union([Type.Integer(), Type.Null()], options);
     case 'time':
@@ -162,6 +179,8 @@ function inputSchema(f: StoredField): TSchema {
       return Type.String({ ...options, maxLength: maxTextLength });
     case 'flag':
       return Type.Union([Type.Literal(0), Type.Literal(1), Type.Boolean()], options);
+    case 'hours':
+      return Type.Union([Type.Integer({ minimum: 0, maximum: maxHours }), Type.Boolean()], options);
     case 'port':
       return Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], options);
     case 'time':
@@ -247,6 +266,8 @@ export function toColumn(f: StoredField, value: unknown): DbValue {
       return value as string;
     case 'flag':
       return value === true || value === 1 ? 1 : 0;
+    case 'hours':
+      return typeof value === 'boolean' ? Number(value) : (value as number);
     case 'port':
       return value as number | null;
     case 'time':

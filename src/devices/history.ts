@@ -7,6 +7,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { fromDbTime } from '../time.js';
 
+/** The event types the scanner writes (imported data may hold other text; it is listed as stored). */
+export const eventTypes = [
+  'New Device',
+  'Connected',
+  'Disconnected',
+  'Device Down',
+  'Down Reconnected',
+  'IP Changed',
+] as const;
+export type EventType = (typeof eventTypes)[number];
+
 export const eventColumns = [
   'eve_MAC',
   'eve_IP',

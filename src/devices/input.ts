@@ -12,6 +12,7 @@ import {
   editableFields,
   editableInputSchema,
   fieldsByName,
+  maxHours,
   maxTextLength,
   toColumn,
   type DbValue,
@@ -24,6 +25,7 @@ import type { DeviceChanges } from './repository.js';
 const expected: Record<FieldKind, string> = {
   text: `a string of at most ${maxTextLength} characters`,
   flag: '0, 1, true or false',
+  hours: `a whole number of hours from 0 to ${maxHours}, or true/false (1/0)`,
   port: 'an integer from 0 to 65535, or null',
   time: 'an ISO 8601 date-time string, or null',
   json: 'an array of objects',

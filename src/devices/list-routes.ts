@@ -16,9 +16,14 @@ import {
   pagingParams,
   parsePage,
   parsePeriod,
+  orderParam,
+  parseSearch,
+  parseSort,
   parseStatus,
   pathMac,
   periodParam,
+  searchParam,
+  sortParam,
   statusParam,
 } from './params.js';
 import type { DeviceRepository } from './repository.js';
@@ -26,7 +31,13 @@ import type { DeviceRepository } from './repository.js';
 const tags = ['devices'];
 
 const DevicesQuery = Type.Object(
-  { status: Type.Optional(statusParam), ...pagingParams },
+  {
+    status: Type.Optional(statusParam),
+    q: Type.Optional(searchParam),
+    sort: Type.Optional(sortParam),
+    order: Type.Optional(orderParam),
+    ...pagingParams,
+  },
   { additionalProperties: false },
 );
 
@@ -65,7 +76,8 @@ export default async function deviceListRoutes(
     {
       schema: {
         tags,
-        summary: 'List devices in MAC order with their devStatus (no counts), by status, paged.',
+        summary:
+          'List devices with their devStatus (no counts): by status or counter group, searched, sorted (MAC order by default), paged.',
         querystring: DevicesQuery,
         response: {
           200: pageSchema('devices', Type.Ref('DeviceListItem')),
@@ -76,8 +88,10 @@ export default async function deviceListRoutes(
     },
     async (request) => {
       const status = parseStatus(request.query.status);
+      const q = parseSearch(request.query.q);
+      const sort = parseSort(request.query);
       const page = parsePage(request.query);
-      const { items, total } = repository.listDevices({ status }, page);
+      const { items, total } = repository.listDevices({ status, q, ...sort }, page);
       return { success: true as const, devices: items, total, ...page };
     },
   );

@@ -1,6 +1,6 @@
 /**
  * Path and query-string parameters shared by the device routes: the path `<mac>`, `period` (GET /device/<mac> and the history lists),
- * `offset`/`limit` (every list) and `status` (GET /devices). Each has one TypeBox schema (for
+ * `offset`/`limit` (every list) and `status`, `q`, `sort`, `order` (GET /devices). Each has one TypeBox schema (for
  * validation of the JSON type and for OpenAPI) and one parser that turns the text into a value or a
  * `invalid` outcome (a 400) naming the parameter and what it accepts. Query values arrive as text (the app never coerces
  * types), so the numbers are parsed here, digits only: `limit=1;DROP TABLE Devices`, `1e3`, `-1`,
@@ -11,7 +11,15 @@ import { DomainError } from '../errors.js';
 import { periods, type Period } from '../time.js';
 import { normalizeMac } from '../validation.js';
 import type { Page } from './repository.js';
-import { deviceStatuses, type DeviceStatus } from './status.js';
+import {
+  deviceListStatuses,
+  maxSearchLength,
+  sortColumns,
+  type DeviceListStatus,
+  type SortColumn,
+  type SortOrder,
+} from './list-query.js';
+import { deviceGroups, deviceStatuses } from './status.js';
 
 export const MacParams = Type.Object({
   mac: Type.String({
@@ -100,14 +108,50 @@ export function parsePage(query: { readonly offset?: string; readonly limit?: st
 }
 
 export const statusParam = Type.String({
-  description: `Only devices with this devStatus: ${deviceStatuses.join(', ')} (exact spelling).`,
+  description:
+    `A devStatus (${deviceStatuses.join(', ')}: every device with it, archived ones included) or a ` +
+    `group of the status counters (${deviceGroups.join(', ')}; see GET /devices/totals), or all. Exact spelling.`,
 });
 
-/** `?status=` as a DeviceStatus (undefined: no filter), or a 400 naming the allowed values. */
-export function parseStatus(raw: string | undefined): DeviceStatus | undefined {
+/** `?status=` as a list status (undefined: no filter), or a 400 naming the allowed values. */
+export function parseStatus(raw: string | undefined): DeviceListStatus | undefined {
   if (raw === undefined) return undefined;
-  if ((deviceStatuses as readonly string[]).includes(raw)) return raw as DeviceStatus;
-  throw new DomainError('invalid', `status must be one of: ${deviceStatuses.join(', ')}.`, {
+  if ((deviceListStatuses as readonly string[]).includes(raw)) return raw as DeviceListStatus;
+  throw new DomainError('invalid', `status must be one of: ${deviceListStatuses.join(', ')}.`, {
     code: 'INVALID_STATUS',
   });
+}
+
+export const searchParam = Type.String({
+  description: `Text searched, ignoring case, in name, MAC, IP, vendor and owner (at most ${maxSearchLength} characters).`,
+});
+export const sortParam = Type.String({
+  description: `Sort column: ${sortColumns.join(', ')} (default devMac).`,
+});
+export const orderParam = Type.String({ description: 'asc (default) or desc.' });
+
+/** `?q=` trimmed (undefined when empty), or a 400 when too long. */
+export function parseSearch(raw: string | undefined): string | undefined {
+  const text = raw?.trim();
+  if (!text) return undefined;
+  if (text.length > maxSearchLength)
+    throw new DomainError('invalid', `q must be at most ${maxSearchLength} characters.`, {
+      code: 'INVALID_SEARCH',
+    });
+  return text;
+}
+
+/** `?sort=&order=`, or a 400 naming the parameter and the allowed values. */
+export function parseSort(query: { readonly sort?: string; readonly order?: string }): {
+  sort?: SortColumn;
+  order?: SortOrder;
+} {
+  const { sort, order } = query;
+  if (sort !== undefined && !(sortColumns as readonly string[]).includes(sort))
+    throw new DomainError('invalid', `sort must be one of: ${sortColumns.join(', ')}.`, {
+      code: 'INVALID_SORT',
+    });
+  if (order !== undefined && order !== 'asc' && order !== 'desc')
+    throw new DomainError('invalid', 'order must be asc or desc.', { code: 'INVALID_ORDER' });
+  return { sort: sort as SortColumn | undefined, order };
 }

@@ -31,7 +31,14 @@ import {
   type SessionJson,
   type SessionRow,
 } from './history.js';
-import { deviceStatus, deviceStatusSql, deviceStatuses, type DeviceStatus } from './status.js';
+import { deviceListSql, searchParams, type DeviceListQuery } from './list-query.js';
+import {
+  deviceStatus,
+  deviceTotalsSql,
+  deviceGroups,
+  type DeviceGroup,
+  type DeviceStatus,
+} from './status.js';
 
 /** Computed per-device counts for one period. */
 export interface DeviceStats {
@@ -94,10 +101,8 @@ export interface PageResult<T> {
   readonly total: number;
 }
 
-export interface DeviceFilter {
-  /** Only devices with this devStatus (the rule of status.ts, applied in SQL). */
-  readonly status?: DeviceStatus;
-}
+/** The counts of the status counters, keyed by group (status.ts). */
+export type DeviceTotals = Readonly<Record<DeviceGroup, number>>;
 
 /** Stored column values keyed by editable catalogue field name. */
 export type DeviceChanges = Readonly<Record<string, DbValue>>;
@@ -134,8 +139,13 @@ export interface DeviceRepository {
   updateColumn(mac: string, column: string, value: DbValue): boolean;
   listChildren(mac: string): DeviceChild[];
   stats(mac: string, period: Period, now: Date): DeviceStats;
-  /** Devices in MAC order, optionally filtered by status; `total` counts the filtered list. */
-  listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem>;
+  /**
+   * Devices filtered by status or group and search text, sorted (MAC order by default); `total`
+   * counts the filtered list.
+   */
+  listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem>;
+  /** How many devices each status counter holds. */
+  totals(): DeviceTotals;
   /**
    * The device's events at or after the period start (the rule of devEvents, without its type
    * filter), newest first. Undefined when the device does not exist.
@@ -224,23 +234,14 @@ export const deviceSql = {
   sessionsTotal: `SELECT COUNT(*) FROM Sessions WHERE ${sessionInPeriod}`,
 } as const;
 
-/**
- * GET /devices: a walk of the devMac primary-key index (stable order, no sort), filtered by the
- * status predicate of status.ts. Not in `deviceSql`: listing every device is a scan by nature, and
- * that test checks the per-device statements never scan. One text per status; none comes from a
- * request.
- */
-export const deviceListSql = (status: DeviceStatus | undefined) => {
-  const where = status === undefined ? '' : `WHERE ${deviceStatusSql(status)}`;
-  return {
-    page: `SELECT ${columnList} FROM Devices ${where} ORDER BY devMac LIMIT @limit OFFSET @offset`,
-    total: `SELECT COUNT(*) FROM Devices ${where}`,
-  };
-};
+/** GET /devices: the SQL of one list shape (list-query.ts) over the stored columns. */
+export function deviceListStatements(query: DeviceListQuery): { page: string; total: string } {
+  return deviceListSql(query, columnList);
+}
 
 interface ListStatements {
-  readonly page: Statement<[Page], DeviceRow>;
-  readonly total: Statement<[], number>;
+  readonly page: Statement<[Record<string, unknown>], DeviceRow>;
+  readonly total: Statement<[Record<string, unknown>], number>;
 }
 
 interface ChildRow {
@@ -291,8 +292,10 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
-  /** Keyed by status; '' is the unfiltered list. */
-  private readonly listStmts: ReadonlyMap<DeviceStatus | '', ListStatements>;
+  /** Prepared on first use and kept, keyed by SQL text: one entry per list shape (a few hundred at most). */
+  private readonly listStmts = new Map<string, ListStatements>();
+  private readonly totalsStmt: Statement<[], Record<DeviceGroup, number>>;
+  private readonly db: Database;
   /** Runs a read in one transaction, so a page and its total come from one snapshot. */
   private readonly readTx: <T>(read: () => T) => T;
   private readonly deleteTx: (mac: string) => boolean;
@@ -325,16 +328,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.sessionsTotalStmt = db
       .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
       .pluck();
-    this.listStmts = new Map(
-      [undefined, ...deviceStatuses].map((status) => {
-        const sql = deviceListSql(status);
-        const statements: ListStatements = {
-          page: db.prepare(sql.page),
-          total: db.prepare<[], number>(sql.total).pluck(),
-        };
-        return [status ?? '', statements];
-      }),
-    );
+    this.db = db;
+    this.totalsStmt = db.prepare(deviceTotalsSql);
     const read = db.transaction((fn: () => unknown) => fn());
     this.readTx = <T>(fn: () => T): T => read(fn) as T;
 
@@ -443,16 +438,34 @@ export class SqliteDeviceRepository implements DeviceRepository {
     }));
   }
 
-  listDevices(filter: DeviceFilter, page: Page): PageResult<DeviceListItem> {
-    const statements = this.listStmts.get(filter.status ?? '');
-    if (statements === undefined) throw new RangeError(`unknown status '${String(filter.status)}'`);
+  listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem> {
+    const statements = this.listStatements(query);
+    const search = searchParams(query.q);
     return this.readTx(() => ({
-      items: statements.page.all(page).map((row) => ({
+      items: statements.page.all({ ...search, ...page }).map((row) => ({
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
       })),
-      total: statements.total.get() ?? 0,
+      total: statements.total.get(search) ?? 0,
     }));
+  }
+
+  totals(): DeviceTotals {
+    const row = this.totalsStmt.get();
+    return Object.fromEntries(deviceGroups.map((group) => [group, row?.[group] ?? 0])) as DeviceTotals;
+  }
+
+  private listStatements(query: DeviceListQuery): ListStatements {
+    const sql = deviceListStatements(query);
+    let statements = this.listStmts.get(sql.page);
+    if (statements === undefined) {
+      statements = {
+        page: this.db.prepare(sql.page),
+        total: this.db.prepare<[Record<string, unknown>], number>(sql.total).pluck(),
+      };
+      this.listStmts.set(sql.page, statements);
+    }
+    return statements;
   }
 
   listEvents(mac: string, period: Period, now: Date, page: Page): PageResult<EventJson> | undefined {

@@ -18,9 +18,10 @@ import Fastify, {
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import secureJson from 'secure-json-parse';
 import { Type } from '@sinclair/typebox';
-import { registerAuth } from './auth.js';
+import { registerAuth, tokenEquals } from './auth.js';
 import { ApiError, errorBody, registerErrorHandler } from './errors.js';
 import { ErrorSchema } from './schemas.js';
+import sessionRoutes, { SessionStore } from './session.js';
 
 export interface AppOptions {
   readonly token: string;
@@ -78,7 +79,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
       allowedHeaders: ['Authorization', 'Content-Type'],
       maxAge: 600,
     });
-  registerAuth(app, options.token);
+  const sessions = new SessionStore();
+  registerAuth(app, options.token, sessions);
   registerJsonParser(app, options.bodyLimit);
   registerMethodNotAllowed(app);
   app.addHook('onResponse', async (request, reply) => {
@@ -109,8 +111,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    // The plugin's policy ends with upgrade-insecure-requests: over the plain http of a LAN the
+    // browser would then ask for the page's assets over https and show a blank page.
+    transformStaticCSP: withoutUpgradeInsecureRequests,
+    uiConfig: { validatorUrl: null },
+  });
   app.addSchema(ErrorSchema);
+  await app.register(sessionRoutes, { sessions, isToken: tokenEquals(options.token) });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get(
@@ -136,6 +146,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   );
   return app;
+}
+
+/** A Content-Security-Policy without its upgrade-insecure-requests directive. */
+export function withoutUpgradeInsecureRequests(policy: string): string {
+  return policy
+    .split(';')
+    .map((directive) => directive.trim())
+    .filter((directive) => directive !== '' && directive.toLowerCase() !== 'upgrade-insecure-requests')
+    .join('; ');
 }
 
 /** JSON bodies only (415 otherwise); an empty body is "no body"; `__proto__` keys are refused. */

@@ -8,35 +8,60 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
+import { sameOrigin, type SessionStore } from './session.js';
 
-/** Paths that hold no data and need no token. */
-const publicPaths = new Set(['/health', '/openapi.json', '/docs']);
+/** Paths that hold no data and need no token (the console's shell and assets, sign-in itself). */
+const publicPaths = new Set(['/health', '/openapi.json', '/docs', '/', '/ui', '/session']);
 
 export function isPublicPath(url: string): boolean {
   const path = url.split('?', 1)[0] ?? '';
-  return publicPaths.has(path) || path.startsWith('/docs/');
+  return publicPaths.has(path) || path.startsWith('/docs/') || path.startsWith('/ui/');
 }
+
+/** Methods that change nothing: a cookie alone may authorise them from anywhere SameSite allows. */
+const safeMethods = new Set(['GET', 'HEAD']);
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
+/** Compares a candidate with the token in constant time; an empty token never matches. */
+export function tokenEquals(token: string): (candidate: string) => boolean {
+  const expected = digest(token);
+  return (candidate) => token.length > 0 && timingSafeEqual(digest(candidate), expected);
+}
+
 /** Returns a checker bound to one token; an empty token never authorises anything. */
 export function tokenChecker(token: string): (header: string | undefined) => boolean {
-  const expected = digest(token);
+  const equals = tokenEquals(token);
   return (header) => {
-    if (token.length === 0 || header === undefined) return false;
+    if (header === undefined) return false;
     // The scheme name is case-insensitive (RFC 7235); the token is not.
     const match = /^Bearer ([^\s]+)$/i.exec(header);
-    return match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected);
+    return match?.[1] !== undefined && equals(match[1]);
   };
 }
 
-export function registerAuth(app: FastifyInstance, token: string): void {
+/**
+ * The bearer header or a console session cookie authorises a request. A request that only the
+ * cookie authorises and that may change something must carry this server's own Origin: a
+ * defence against cross-site request forgery on top of SameSite=Strict.
+ */
+export function registerAuth(app: FastifyInstance, token: string, sessions: SessionStore): void {
   const isAuthorized = tokenChecker(token);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (isPublicPath(request.url)) return;
-    if (!isAuthorized(request.headers.authorization)) throw ApiError.forbidden();
+    if (isAuthorized(request.headers.authorization)) return;
+    if (!sessions.isValid(request.headers.cookie)) throw ApiError.forbidden();
+    if (!safeMethods.has(request.method) && !sameOrigin(request))
+      throw new ApiError(
+        403,
+        'Forbidden',
+        "A change authorised by the session cookie must come from this server's own pages (Origin).",
+        undefined,
+        {},
+        'ORIGIN_REQUIRED',
+      );
   });
 }
 

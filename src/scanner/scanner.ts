@@ -21,7 +21,7 @@ import {
   type ScanToolName,
   type SubnetResult,
 } from './discovery.js';
-import { planCycle } from './state-machine.js';
+import { planCycle, type PlannedEvent } from './state-machine.js';
 import { ScanStore } from './store.js';
 import { parseScanSubnets, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
@@ -55,6 +55,11 @@ export interface ScannerOptions {
   readonly arpScanInstalled?: boolean;
   /** Where applied cycles and finished cycles are published (live streams, metrics, MQTT state). */
   readonly feed?: ChangeFeed;
+  /**
+   * The alert outbox: given the cycle's events inside the cycle's transaction (before COMMIT), so
+   * that the cycle and its notifications are stored together or not at all.
+   */
+  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
 }
 
 /** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
@@ -208,13 +213,18 @@ export class Scanner {
       try {
         // Load, plan and apply run synchronously, so no API write can slip in between them.
         const known = this.store.loadState();
+        const now = this.now();
         const plan = planCycle({
           known,
           observations,
           missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
-          now: this.now(),
+          now,
         });
-        this.store.apply(plan);
+        const notifications = this.options.notifications;
+        this.store.apply(
+          plan,
+          notifications && { beforeCommit: () => notifications.record(plan.events, now) },
+        );
         newDevices = plan.counts.newDevices;
         this.options.logger.info({ event: 'scan-cycle', ...plan.counts }, 'scan cycle applied');
         this.options.feed?.publish('scan-applied', {

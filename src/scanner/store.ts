@@ -26,6 +26,11 @@ interface StateRow {
 }
 
 export interface ApplyHooks {
+  /**
+   * Called inside the transaction, after the cycle's writes and before COMMIT: the alert outbox
+   * writes the cycle's notifications here, so they are committed with the cycle or not at all.
+   */
+  readonly beforeCommit?: () => void;
   /** Test seam: called inside the transaction, after every write and before COMMIT (crash tests). */
   readonly testOnlyBeforeCommit?: () => void;
 }
@@ -93,6 +98,7 @@ export class ScanStore {
     );
     this.applyTransaction = db.transaction((plan: ScanPlan, hooks: ApplyHooks) => {
       this.write(plan);
+      hooks.beforeCommit?.();
       hooks.testOnlyBeforeCommit?.();
     });
   }

@@ -194,8 +194,8 @@ describe('GET /devices', () => {
       'online',
       'on-line',
       'ONLINE',
-      'archived',
-      'new',
+      'Archived', // the counter groups are lowercase (my, connected, ..., archived)
+      'NEW',
       '',
       "' OR 1=1 --",
       'On-line;DELETE FROM Devices',

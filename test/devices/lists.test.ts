@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { deviceListSql, deviceSql, SqliteDeviceRepository } from '../../src/devices/repository.js';
+import { deviceListStatements, deviceSql, SqliteDeviceRepository } from '../../src/devices/repository.js';
 import { deviceStatus, deviceStatusSql, deviceStatuses } from '../../src/devices/status.js';
 import { history, periodDays, seedHistory, type PeriodName } from './history.js';
 
@@ -127,7 +127,7 @@ describe('device lists in the repository', () => {
       assert.match(plan(sql, params), pattern, name);
     }
     for (const status of [undefined, ...deviceStatuses]) {
-      const sql = deviceListSql(status);
+      const sql = deviceListStatements({ status });
       const pagePlan = plan(sql.page, { limit: 1, offset: 0 });
       assert.match(pagePlan, /^SCAN Devices USING INDEX sqlite_autoindex_Devices_1$/, String(status));
       assert.doesNotMatch(pagePlan, /TEMP B-TREE/);

@@ -1,0 +1,163 @@
+/**
+ * The alert engine, wired from the configuration: the outbox (written by the scan cycle), the
+ * channels that are configured, the delivery loop, and the MQTT bridge for Home Assistant.
+ * `src/server.ts` creates it once; `stop()` is part of the graceful shutdown (before the database
+ * closes).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { DomainError } from '../errors.js';
+import type { ChangeFeed } from '../events.js';
+import type { EventType } from '../scanner/state-machine.js';
+import { appriseChannel } from './channels/apprise.js';
+import { redactedUrl } from './channels/http.js';
+import { ntfyChannel } from './channels/ntfy.js';
+import { webhookChannel } from './channels/webhook.js';
+import { DeliveryLoop } from './delivery.js';
+import { channelNames, errorMessage, type Channel, type ChannelName } from './model.js';
+import { MqttBridge } from './mqtt.js';
+import { Outbox } from './outbox.js';
+
+export type AlertsConfig = Pick<
+  Config,
+  | 'NOTIFY_EVENTS'
+  | 'NOTIFY_MAX_ATTEMPTS'
+  | 'NOTIFY_TIMEOUT_MS'
+  | 'NOTIFY_RETRY_BASE_MS'
+  | 'NOTIFY_WEBHOOK_URL'
+  | 'NOTIFY_WEBHOOK_SECRET'
+  | 'NOTIFY_NTFY_URL'
+  | 'NOTIFY_NTFY_TOKEN'
+  | 'NOTIFY_APPRISE_URL'
+  | 'MQTT_URL'
+  | 'MQTT_TOPIC_PREFIX'
+  | 'MQTT_DISCOVERY_PREFIX'
+>;
+
+export interface AlertsOptions {
+  readonly db: Database;
+  readonly config: AlertsConfig;
+  readonly logger: Logger;
+  readonly feed?: ChangeFeed;
+  /**
+   * Counts each notification's outcome per channel (metrics): `sent` or `failed` when delivery
+   * ends, `retry` per failed attempt that will be retried, `skipped` when a cycle records one.
+   */
+  readonly onNotification?: (channel: ChannelName, status: 'sent' | 'failed' | 'retry' | 'skipped') => void;
+}
+
+export interface TestResult {
+  readonly channel: ChannelName;
+  readonly ok: boolean;
+  readonly error: string | null;
+}
+
+export class Alerts {
+  readonly outbox: Outbox;
+  readonly channels: readonly Channel[];
+  private readonly delivery: DeliveryLoop;
+  private readonly mqtt: MqttBridge | undefined;
+
+  constructor(private readonly options: AlertsOptions) {
+    const { config, logger } = options;
+    const channels: Channel[] = [];
+    if (config.NOTIFY_WEBHOOK_URL !== '')
+      channels.push(webhookChannel(config.NOTIFY_WEBHOOK_URL, config.NOTIFY_WEBHOOK_SECRET));
+    if (config.NOTIFY_NTFY_URL !== '')
+      channels.push(ntfyChannel(config.NOTIFY_NTFY_URL, config.NOTIFY_NTFY_TOKEN));
+    if (config.NOTIFY_APPRISE_URL !== '') channels.push(appriseChannel(config.NOTIFY_APPRISE_URL));
+    if (config.MQTT_URL !== '') {
+      this.mqtt = new MqttBridge({
+        url: config.MQTT_URL,
+        topicPrefix: config.MQTT_TOPIC_PREFIX,
+        discoveryPrefix: config.MQTT_DISCOVERY_PREFIX,
+        db: options.db,
+        feed: options.feed,
+        logger: logger.child({ component: 'mqtt' }),
+        timeoutMs: config.NOTIFY_TIMEOUT_MS,
+      });
+      channels.push(this.mqtt.channel);
+    }
+    this.channels = channels;
+    this.outbox = new Outbox(options.db, {
+      channels: channels.map((c) => c.name),
+      enabledTypes: new Set<EventType>(config.NOTIFY_EVENTS),
+      onRecorded: () => {
+        this.delivery.kick();
+      },
+      onSkipped: (channel) => options.onNotification?.(channel, 'skipped'),
+    });
+    this.delivery = new DeliveryLoop({
+      outbox: this.outbox,
+      channels,
+      maxAttempts: config.NOTIFY_MAX_ATTEMPTS,
+      timeoutMs: config.NOTIFY_TIMEOUT_MS,
+      retryBaseMs: config.NOTIFY_RETRY_BASE_MS,
+      logger: logger.child({ component: 'alerts' }),
+      onOutcome: options.onNotification,
+    });
+  }
+
+  /** Connects MQTT and starts delivering what the outbox holds (including rows from before a crash). */
+  start(): void {
+    const names = this.channels.map((c) => c.name);
+    this.options.logger.info(
+      {
+        event: 'alerts-channels',
+        channels: names,
+        // Where each HTTP channel points, without user, password or query (tokens hide there).
+        targets: Object.fromEntries(
+          (
+            [
+              ['webhook', this.options.config.NOTIFY_WEBHOOK_URL],
+              ['ntfy', this.options.config.NOTIFY_NTFY_URL],
+              ['apprise', this.options.config.NOTIFY_APPRISE_URL],
+              ['mqtt', this.options.config.MQTT_URL],
+            ] as const
+          )
+            .filter(([, url]) => url !== '')
+            .map(([name, url]) => [name, redactedUrl(url)]),
+        ),
+      },
+      names.length > 0 ? `notification channels: ${names.join(', ')}` : 'no notification channel configured',
+    );
+    this.mqtt?.start();
+    this.delivery.start(names, channelNames);
+  }
+
+  async stop(): Promise<void> {
+    await this.delivery.stop();
+    await this.mqtt?.stop();
+  }
+
+  /**
+   * Sends one test delivery to every configured channel now, in parallel, each within
+   * NOTIFY_TIMEOUT_MS. Nothing is stored. A failing receiver is a result (`ok: false`), not an error.
+   */
+  async test(): Promise<TestResult[]> {
+    if (this.channels.length === 0)
+      throw new DomainError(
+        'conflict',
+        'No notification channel is configured: set NOTIFY_WEBHOOK_URL, NOTIFY_NTFY_URL, NOTIFY_APPRISE_URL or MQTT_URL.',
+        { code: 'NO_NOTIFICATION_CHANNEL' },
+      );
+    const delivery = { deliveryId: randomUUID(), sentAt: new Date().toISOString(), events: [], test: true };
+    const timeoutMs = this.options.config.NOTIFY_TIMEOUT_MS;
+    return Promise.all(
+      this.channels.map(async (channel): Promise<TestResult> => {
+        const signal = AbortSignal.timeout(timeoutMs);
+        try {
+          await channel.send(delivery, signal);
+          return { channel: channel.name, ok: true, error: null };
+        } catch (err) {
+          const error = signal.aborted
+            ? `no confirmation within ${timeoutMs} ms (NOTIFY_TIMEOUT_MS)`
+            : errorMessage(err);
+          return { channel: channel.name, ok: false, error };
+        }
+      }),
+    );
+  }
+}

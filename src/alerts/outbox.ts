@@ -1,0 +1,294 @@
+/**
+ * The alert outbox: the `Notifications` table. A scan cycle's notifications are written by
+ * `record`, which the scanner calls inside the cycle's own transaction (before COMMIT), so a crash
+ * either keeps the cycle and its notifications or neither. One row per channel per cycle carries
+ * all of the cycle's notified events (and, when some were skipped, one `skipped` row per channel
+ * carries those). The delivery loop reads due rows and records each attempt's outcome here.
+ *
+ * Statements are prepared once; every value is a bound parameter.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database, Statement } from 'better-sqlite3';
+import { deviceStatus } from '../devices/status.js';
+import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
+import { dbTime, fromDbTime } from '../time.js';
+import type { ChannelName, NotificationEvent, NotificationStatus, NotificationView } from './model.js';
+import { decide } from './rules.js';
+
+interface DeviceAlertRow {
+  devName: string;
+  devOwner: string;
+  devType: string;
+  devVendor: string;
+  devLastIP: string;
+  devPresentLastScan: number;
+  devAlertDown: number;
+  devAlertEvents: number;
+  devSkipRepeated: number;
+  devLastNotification: string | null;
+}
+
+interface NotificationRow {
+  id: number;
+  deliveryId: string;
+  channel: ChannelName;
+  status: NotificationStatus;
+  attempts: number;
+  createdAt: string;
+  sentAt: string | null;
+  lastError: string | null;
+  payloadId: number;
+  events: string;
+}
+
+/** A pending row the delivery loop may send. */
+export interface DueNotification {
+  readonly id: number;
+  readonly deliveryId: string;
+  readonly attempts: number;
+  readonly events: NotificationEvent[];
+}
+
+export interface OutboxOptions {
+  /** The configured channels: one row each per cycle. Empty: nothing is recorded. */
+  readonly channels: readonly ChannelName[];
+  /** NOTIFY_EVENTS. */
+  readonly enabledTypes: ReadonlySet<EventType>;
+  /** Called after `record` wrote rows (the delivery loop wakes up; harmless if rolled back). */
+  readonly onRecorded?: () => void;
+  /** Called per channel row recorded as skipped (metrics). */
+  readonly onSkipped?: (channel: ChannelName) => void;
+}
+
+export interface RecordResult {
+  readonly notified: number;
+  readonly skipped: number;
+}
+
+export class Outbox {
+  private readonly selectDevice: Statement<[string], DeviceAlertRow>;
+  private readonly insertPayload: Statement<[string]>;
+  private readonly insert: Statement<
+    [string, ChannelName, NotificationStatus, string, number | null, number | bigint]
+  >;
+  private readonly dueStatement: Statement<
+    [ChannelName, number, number],
+    { id: number; deliveryId: string; attempts: number; payloadId: number }
+  >;
+  private readonly payloadStatement: Statement<[number], { events: string }>;
+  private readonly nextDueStatement: Statement<[], { next: number | null }>;
+  private readonly markSent: Statement<[string, number]>;
+  private readonly markRetry: Statement<[number, string, number]>;
+  private readonly markFailed: Statement<[string, number]>;
+  private readonly setLastNotification: Statement<[string, string]>;
+  private readonly failChannel: Statement<[string, string]>;
+  private readonly countStatement: Statement<[string | null, string | null], { total: number }>;
+  private readonly pageStatement: Statement<[string | null, string | null, number, number], NotificationRow>;
+  private readonly countsStatement: Statement<
+    [],
+    { channel: ChannelName; status: NotificationStatus; count: number }
+  >;
+  private readonly payloads = new Map<number, NotificationEvent[]>();
+  private readonly sentTransaction: (id: number, sentAt: string, macs: readonly string[]) => void;
+
+  constructor(
+    db: Database,
+    private readonly options: OutboxOptions,
+  ) {
+    this.selectDevice = db.prepare(`
+      SELECT devName, devOwner, devType, devVendor, devLastIP, devPresentLastScan, devAlertDown,
+             devAlertEvents, devSkipRepeated, devLastNotification
+      FROM Devices WHERE devMac = ?`);
+    this.insertPayload = db.prepare('INSERT INTO NotificationPayloads (events) VALUES (?)');
+    this.insert = db.prepare(`
+      INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, payloadId)
+      VALUES (?, ?, ?, 0, ?, ?, ?)`);
+    // The payload is read separately, only when it is not parsed already (it can be large).
+    this.dueStatement = db.prepare(`
+      SELECT id, deliveryId, attempts, payloadId
+      FROM Notifications INDEXED BY Notifications_due
+      WHERE status = 'pending' AND channel = ? AND nextAttemptAt <= ?
+      ORDER BY nextAttemptAt, id LIMIT ?`);
+    this.payloadStatement = db.prepare('SELECT events FROM NotificationPayloads WHERE id = ?');
+    this.nextDueStatement = db.prepare(
+      "SELECT MIN(nextAttemptAt) AS next FROM Notifications WHERE status = 'pending'",
+    );
+    this.markSent = db.prepare(`
+      UPDATE Notifications
+      SET status = 'sent', attempts = attempts + 1, sentAt = ?, nextAttemptAt = NULL, lastError = NULL
+      WHERE id = ?`);
+    this.markRetry = db.prepare(`
+      UPDATE Notifications SET attempts = attempts + 1, nextAttemptAt = ?, lastError = ? WHERE id = ?`);
+    this.markFailed = db.prepare(`
+      UPDATE Notifications
+      SET status = 'failed', attempts = attempts + 1, nextAttemptAt = NULL, lastError = ?
+      WHERE id = ?`);
+    this.setLastNotification = db.prepare('UPDATE Devices SET devLastNotification = ? WHERE devMac = ?');
+    this.failChannel = db.prepare(`
+      UPDATE Notifications SET status = 'failed', nextAttemptAt = NULL, lastError = ?
+      WHERE status = 'pending' AND channel = ?`);
+    this.countStatement = db.prepare(
+      'SELECT COUNT(*) AS total FROM Notifications WHERE ? IS NULL OR status = ?',
+    );
+    this.pageStatement = db.prepare(`
+      SELECT n.id, n.deliveryId, n.channel, n.status, n.attempts, n.createdAt, n.sentAt, n.lastError,
+             n.payloadId, p.events
+      FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId
+      WHERE ? IS NULL OR n.status = ?
+      ORDER BY n.id DESC LIMIT ? OFFSET ?`);
+    this.countsStatement = db.prepare(
+      'SELECT channel, status, COUNT(*) AS count FROM Notifications GROUP BY channel, status',
+    );
+    this.sentTransaction = db.transaction((id: number, sentAt: string, macs: readonly string[]) => {
+      this.markSent.run(sentAt, id);
+      for (const mac of macs) this.setLastNotification.run(sentAt, mac);
+    });
+  }
+
+  /**
+   * Writes the notifications of a cycle's events. Must run inside the cycle's transaction, after
+   * its writes (the device rows it reads are those the cycle leaves).
+   */
+  record(events: readonly PlannedEvent[], now: Date): RecordResult {
+    const { channels, enabledTypes } = this.options;
+    if (channels.length === 0 || events.length === 0) return { notified: 0, skipped: 0 };
+    const notified: NotificationEvent[] = [];
+    const skipped: NotificationEvent[] = [];
+    for (const event of events) {
+      if (!enabledTypes.has(event.type)) continue;
+      const device = this.selectDevice.get(event.mac);
+      if (device === undefined) continue;
+      const decision = decide(
+        event.type,
+        {
+          alertEvents: device.devAlertEvents === 1,
+          alertDown: device.devAlertDown === 1,
+          skipRepeatedHours: device.devSkipRepeated,
+          lastNotification:
+            device.devLastNotification === null ? null : new Date(fromDbTime(device.devLastNotification)),
+        },
+        { enabledTypes, now },
+      );
+      if (decision === 'ignore') continue;
+      const item: NotificationEvent = {
+        type: event.type,
+        time: fromDbTime(event.dateTime),
+        mac: event.mac,
+        ip: event.ip,
+        additionalInfo: event.additionalInfo,
+        device: {
+          devName: device.devName,
+          devOwner: device.devOwner,
+          devType: device.devType,
+          devVendor: device.devVendor,
+          devLastIP: device.devLastIP,
+          devStatus: deviceStatus(device.devPresentLastScan, device.devAlertDown),
+        },
+      };
+      (decision === 'notify' ? notified : skipped).push(item);
+    }
+    const createdAt = dbTime(now);
+    for (const [status, items] of [
+      ['pending', notified],
+      ['skipped', skipped],
+    ] as const) {
+      if (items.length === 0) continue;
+      const payloadId = this.insertPayload.run(JSON.stringify(items)).lastInsertRowid;
+      // Due at once by the wall clock (the cycle's `now` may be a test's clock).
+      const due = status === 'pending' ? Date.now() : null;
+      for (const channel of channels)
+        this.insert.run(randomUUID(), channel, status, createdAt, due, payloadId);
+    }
+    if (notified.length > 0) this.options.onRecorded?.();
+    if (skipped.length > 0) for (const channel of channels) this.options.onSkipped?.(channel);
+    return { notified: notified.length, skipped: skipped.length };
+  }
+
+  /**
+   * Pending rows of a channel whose next attempt is due at `nowMs`, oldest first, leaving out the
+   * rows in `skip` (attempts in flight) without reading their payloads.
+   */
+  due(
+    channel: ChannelName,
+    nowMs: number,
+    limit: number,
+    skip: ReadonlySet<number> = new Set(),
+  ): DueNotification[] {
+    const rows = this.dueStatement.all(channel, nowMs, limit + skip.size).filter((row) => !skip.has(row.id));
+    return rows.slice(0, limit).map((row) => ({
+      id: row.id,
+      deliveryId: row.deliveryId,
+      attempts: row.attempts,
+      events: this.parsedPayload(row.payloadId),
+    }));
+  }
+
+  /**
+   * The channels' rows of a cycle share one payload: parse it once (a cycle with thousands of
+   * events carries a large one). The few most recent are kept.
+   */
+  private parsedPayload(payloadId: number): NotificationEvent[] {
+    let events = this.payloads.get(payloadId);
+    if (events === undefined) {
+      events = JSON.parse(this.payloadStatement.get(payloadId)?.events ?? '[]') as NotificationEvent[];
+      this.payloads.set(payloadId, events);
+      for (const key of this.payloads.keys()) {
+        if (this.payloads.size <= 8) break;
+        this.payloads.delete(key);
+      }
+    }
+    return events;
+  }
+
+  /** Unix ms of the earliest pending attempt, or null when nothing is pending. */
+  nextDue(): number | null {
+    return this.nextDueStatement.get()?.next ?? null;
+  }
+
+  /** The receiver confirmed: the row is sent and its devices' devLastNotification is `sentAt`. */
+  sent(id: number, sentAt: Date, macs: readonly string[]): void {
+    this.sentTransaction(id, dbTime(sentAt), [...new Set(macs)]);
+  }
+
+  /** The attempt failed; another one is due at `nextAttemptAtMs`. */
+  retryLater(id: number, nextAttemptAtMs: number, error: string): void {
+    this.markRetry.run(nextAttemptAtMs, error, id);
+  }
+
+  /** The last attempt failed: the row is failed with `error`. */
+  failed(id: number, error: string): void {
+    this.markFailed.run(error, id);
+  }
+
+  /** Every pending row of a channel that is no longer configured is failed with `error`. */
+  failPending(channel: ChannelName, error: string): number {
+    return this.failChannel.run(error, channel).changes;
+  }
+
+  /** A page of notifications, newest first, optionally of one status. */
+  list(
+    status: NotificationStatus | undefined,
+    offset: number,
+    limit: number,
+  ): { total: number; notifications: NotificationView[] } {
+    const filter = status ?? null;
+    const total = this.countStatement.get(filter, filter)?.total ?? 0;
+    const notifications = this.pageStatement.all(filter, filter, limit, offset).map((row) => ({
+      id: row.id,
+      deliveryId: row.deliveryId,
+      channel: row.channel,
+      status: row.status,
+      attempts: row.attempts,
+      createdAt: fromDbTime(row.createdAt),
+      sentAt: row.sentAt === null ? null : fromDbTime(row.sentAt),
+      lastError: row.lastError,
+      events: JSON.parse(row.events) as NotificationEvent[],
+    }));
+    return { total, notifications };
+  }
+
+  /** Rows by channel and status (for metrics: netkeep_notifications_total{channel,status}). */
+  countsByChannelAndStatus(): Array<{ channel: ChannelName; status: NotificationStatus; count: number }> {
+    return this.countsStatement.all();
+  }
+}

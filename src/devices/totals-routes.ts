@@ -1,0 +1,65 @@
+/**
+ * The status counters: `GET /devices/totals` as NetAlertX answers it (a bare array of six integers
+ * that dashboard widgets read by index) and `GET /devices/totals/named` with the same numbers by
+ * name. The groups and their SQL are status.ts's, shared with the device list's `?status=`.
+ */
+import { Type } from '@sinclair/typebox';
+import type { App } from '../http/app.js';
+import { ErrorRef } from '../http/schemas.js';
+import type { DeviceRepository } from './repository.js';
+import { deviceGroups, totalsNames } from './status.js';
+
+export interface TotalsRoutesOptions {
+  readonly repository: DeviceRepository;
+}
+
+const tags = ['devices'];
+const totalsOrder = deviceGroups.map((group) => totalsNames[group]).join(', ');
+
+const NamedTotals = Type.Object(
+  Object.fromEntries(deviceGroups.map((group) => [totalsNames[group], Type.Integer({ minimum: 0 })])),
+  { additionalProperties: false },
+);
+
+export default async function totalsRoutes(app: App, { repository }: TotalsRoutesOptions): Promise<void> {
+  app.get(
+    '/devices/totals',
+    {
+      schema: {
+        tags,
+        summary: `Device counts as a bare array [${totalsOrder}] (NetAlertX's shape).`,
+        description:
+          'devices: not archived; connected: not archived and present in the last scan; favorites: not archived and devFavorite; new: not archived and devIsNew; down: not archived, devAlertDown set and absent from the last scan; archived: devIsArchived.',
+        response: {
+          200: Type.Array(Type.Integer({ minimum: 0 }), { minItems: 6, maxItems: 6 }),
+          403: ErrorRef,
+        },
+      },
+    },
+    async () => {
+      const totals = repository.totals();
+      return deviceGroups.map((group) => totals[group]);
+    },
+  );
+
+  app.get(
+    '/devices/totals/named',
+    {
+      schema: {
+        tags,
+        summary: `Device counts by name: {${totalsOrder}} (the groups of GET /devices/totals).`,
+        response: {
+          200: Type.Object({ success: Type.Literal(true), totals: NamedTotals }),
+          403: ErrorRef,
+        },
+      },
+    },
+    async () => {
+      const totals = repository.totals();
+      return {
+        success: true as const,
+        totals: Object.fromEntries(deviceGroups.map((group) => [totalsNames[group], totals[group]])),
+      };
+    },
+  );
+}

@@ -1,0 +1,710 @@
+/**
+ * One device: its details as a form (every editable field of the server's catalogue, with a label
+ * and one Save), the presence timeline of its sessions over a chosen period, its events, and the
+ * actions (Wake-on-LAN, a port scan with live output, reset, copy, delete).
+ */
+import { fields, periods, type CatalogueField } from 'netkeep:catalogue';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { api, streamed } from '../api';
+import {
+  Busy,
+  Card,
+  ErrorNote,
+  LiveOutput,
+  Pager,
+  EmptyRow,
+  EventType,
+  StatusBadge,
+  Time,
+  formatTime,
+  useAction,
+  useGet,
+  useLiveChanges,
+} from '../components';
+import { Link, navigate } from '../router';
+import { NmapModeSelect, finalLines, outputLines, progressLine } from './tools';
+
+type Device = Record<string, unknown> & {
+  devMac: string;
+  devName: string;
+  devStatus: string;
+  devLastIP: string;
+  devSessions: number;
+  devEvents: number;
+  devDownAlerts: number;
+  devPresenceHours: number;
+};
+
+interface Session {
+  readonly ses_IP: string;
+  readonly ses_DateTimeConnection: string | null;
+  readonly ses_DateTimeDisconnection: string | null;
+  readonly ses_StillConnected: number;
+}
+
+interface DeviceEvent {
+  readonly eve_DateTime: string;
+  readonly eve_EventType: string;
+  readonly eve_IP: string;
+  readonly eve_AdditionalInfo: string;
+}
+
+/** How the form groups the catalogue's fields; a field not named here goes into "More". */
+const groups: readonly { title: string; names: readonly string[] }[] = [
+  {
+    title: 'About',
+    names: [
+      'devName',
+      'devOwner',
+      'devType',
+      'devVendor',
+      'devGroup',
+      'devLocation',
+      'devFavorite',
+      'devComments',
+    ],
+  },
+  {
+    title: 'Network',
+    names: [
+      'devLastIP',
+      'devStaticIP',
+      'devFQDN',
+      'devSite',
+      'devSSID',
+      'devParentMAC',
+      'devParentPort',
+      'devParentRelType',
+      'devReqNicsOnline',
+    ],
+  },
+  {
+    title: 'Scanning and alerts',
+    names: [
+      'devScan',
+      'devLogEvents',
+      'devAlertEvents',
+      'devAlertDown',
+      'devSkipRepeated',
+      'devIsNew',
+      'devIsArchived',
+    ],
+  },
+];
+
+const labels: Readonly<Record<string, string>> = {
+  devName: 'Name',
+  devOwner: 'Owner',
+  devType: 'Type',
+  devVendor: 'Vendor',
+  devGroup: 'Group',
+  devLocation: 'Location',
+  devFavorite: 'Favorite',
+  devComments: 'Comments',
+  devLastIP: 'Last IP address',
+  devStaticIP: 'Static IP address',
+  devFQDN: 'FQDN',
+  devSite: 'Site',
+  devSSID: 'Wi-Fi network (SSID)',
+  devParentMAC: 'Parent MAC',
+  devParentPort: 'Parent port',
+  devParentRelType: 'Relation to parent',
+  devReqNicsOnline: 'Requires all NICs on-line',
+  devScan: 'Watch with presence scanning',
+  devLogEvents: 'Log connection events',
+  devAlertEvents: 'Alert on events',
+  devAlertDown: 'Alert when down',
+  devSkipRepeated: 'Skip repeated notifications',
+  devIsNew: 'New (not yet reviewed)',
+  devIsArchived: 'Archived',
+  devFirstConnection: 'First seen',
+  devLastConnection: 'Last seen',
+  devLastNotification: 'Last notification',
+  devPresentLastScan: 'Present in the last scan',
+  devIcon: 'Icon',
+  devSyncHubNode: 'Sync hub node',
+  devSourcePlugin: 'Discovered by',
+  devCustomProps: 'Custom properties (JSON array)',
+};
+
+/** Fields whose catalogue description says more than their label (shown under the input). */
+const hinted = new Set(['devVendor', 'devParentRelType', 'devIcon', 'devSkipRepeated', 'devParentMAC']);
+
+const editable = fields.filter((f) => f.editable);
+const grouped = [
+  ...groups.map((g) => ({
+    title: g.title,
+    fields: g.names.map((n) => editable.find((f) => f.name === n)).filter((f): f is CatalogueField => !!f),
+  })),
+  {
+    title: 'More',
+    fields: editable.filter((f) => !groups.some((g) => g.names.includes(f.name))),
+  },
+];
+
+/** The text an input shows for a stored value. */
+function toInput(field: CatalogueField, value: unknown): string | boolean {
+  if (field.kind === 'flag') return value === 1 || value === true;
+  if (field.kind === 'json') return JSON.stringify(value ?? [], null, 2);
+  if (typeof value === 'string' || typeof value === 'number') return String(value);
+  return value === null || value === undefined ? '' : JSON.stringify(value);
+}
+
+/** The JSON value to send for an input's text, or an Error naming the field. */
+function fromInput(field: CatalogueField, input: string | boolean): unknown {
+  const label = labels[field.name] ?? field.name;
+  if (field.kind === 'flag') return input ? 1 : 0;
+  const text = String(input);
+  if (field.kind === 'json') {
+    try {
+      return JSON.parse(text || '[]') as unknown;
+    } catch {
+      throw new Error(`${label} must be valid JSON (an array of objects).`);
+    }
+  }
+  if (field.kind === 'port' || (field.kind !== 'text' && typeof field.default === 'number')) {
+    if (text.trim() === '') return field.kind === 'port' ? null : 0;
+    const n = Number(text);
+    if (!Number.isInteger(n)) throw new Error(`${label} must be a whole number.`);
+    return n;
+  }
+  if (field.kind === 'time') return text.trim() === '' ? null : text.trim();
+  return text;
+}
+
+function FieldInput(props: {
+  readonly field: CatalogueField;
+  readonly value: string | boolean;
+  readonly onChange: (value: string | boolean) => void;
+}) {
+  const { field, value, onChange } = props;
+  const id = `field-${field.name}`;
+  const label = labels[field.name] ?? field.name;
+  if (field.kind === 'flag')
+    return (
+      <div class="field check">
+        <input
+          id={id}
+          type="checkbox"
+          checked={value === true}
+          onChange={(e) => {
+            onChange(e.currentTarget.checked);
+          }}
+        />
+        <label for={id} title={field.description}>
+          {label}
+        </label>
+      </div>
+    );
+  const hint =
+    field.kind === 'time'
+      ? 'ISO 8601 (UTC), e.g. 2026-01-31T18:00:00Z.'
+      : hinted.has(field.name) || field.kind === 'json'
+        ? field.description
+        : undefined;
+  const common = {
+    id,
+    value: String(value),
+    onInput: (e: { currentTarget: { value: string } }) => {
+      onChange(e.currentTarget.value);
+    },
+    title: field.description,
+    'aria-describedby': hint === undefined ? undefined : `${id}-hint`,
+  };
+  const numeric = field.kind === 'port' || (field.kind !== 'text' && typeof field.default === 'number');
+  return (
+    <div class={`field${field.kind === 'json' || field.name === 'devComments' ? ' full' : ''}`}>
+      <label for={id}>{label}</label>
+      {field.kind === 'json' || field.name === 'devComments' ? (
+        <textarea
+          {...common}
+          rows={field.kind === 'json' ? 4 : 3}
+          class={field.kind === 'json' ? 'mono' : undefined}
+        />
+      ) : numeric ? (
+        <input {...common} type="number" inputMode="numeric" />
+      ) : (
+        <input {...common} type="text" />
+      )}
+      {hint !== undefined && (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      )}
+    </div>
+  );
+}
+
+function DeviceForm({ device, onSaved }: { readonly device: Device; readonly onSaved: () => void }) {
+  const initial = useMemo(
+    () => Object.fromEntries(editable.map((f) => [f.name, toInput(f, device[f.name])])),
+    [device],
+  );
+  const [values, setValues] = useState(initial);
+  const [saved, setSaved] = useState(false);
+  const save = useAction();
+  useEffect(() => {
+    setValues(initial);
+  }, [initial]);
+  const changed = editable.filter((f) => values[f.name] !== initial[f.name]);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setSaved(false);
+    const ok = await save.run(async () => {
+      const body = Object.fromEntries(changed.map((f) => [f.name, fromInput(f, values[f.name] ?? '')]));
+      await api('POST', `/device/${device.devMac}`, { body });
+    });
+    if (ok) {
+      setSaved(true);
+      onSaved();
+    }
+  };
+  return (
+    <form class="device-form" onSubmit={(e) => void submit(e)} aria-label="Device details">
+      {grouped.map((g) => (
+        <fieldset key={g.title}>
+          <legend>{g.title}</legend>
+          <div class="grid">
+            {g.fields.map((f) => (
+              <FieldInput
+                key={f.name}
+                field={f}
+                value={values[f.name] ?? ''}
+                onChange={(v) => {
+                  setSaved(false);
+                  setValues((old) => ({ ...old, [f.name]: v }));
+                }}
+              />
+            ))}
+          </div>
+        </fieldset>
+      ))}
+      <div class="form-actions sticky">
+        <button type="submit" class="primary" disabled={save.running || changed.length === 0}>
+          {save.running ? 'Saving…' : 'Save'}
+        </button>
+        <button
+          type="button"
+          disabled={changed.length === 0}
+          onClick={() => {
+            setValues(initial);
+          }}
+        >
+          Undo changes
+        </button>
+        <span role="status" class="muted">
+          {saved
+            ? 'Saved.'
+            : changed.length > 0
+              ? `${changed.length} unsaved change${changed.length > 1 ? 's' : ''}`
+              : ''}
+        </span>
+        <ErrorNote error={save.error} />
+      </div>
+    </form>
+  );
+}
+
+const periodDays: Readonly<Record<string, number>> = {
+  '1 day': 1,
+  '7 days': 7,
+  '1 month': 30,
+  '1 year': 365,
+};
+
+function Timeline({ mac, period }: { readonly mac: string; readonly period: string }) {
+  const sessions = useGet<{ sessions: Session[]; total: number }>(
+    `/device/${mac}/sessions?period=${encodeURIComponent(period)}&limit=1000`,
+  );
+  const now = Date.now();
+  const days = periodDays[period] ?? 7;
+  const start = now - days * 86_400_000;
+  const span = now - start;
+  const bars = (sessions.data?.sessions ?? []).flatMap((s) => {
+    const from = Math.max(start, s.ses_DateTimeConnection ? Date.parse(s.ses_DateTimeConnection) : start);
+    const open = s.ses_StillConnected === 1 || s.ses_DateTimeDisconnection === null;
+    const end = s.ses_DateTimeDisconnection;
+    const to = open || end === null ? now : Math.min(now, Date.parse(end));
+    if (!(to > from)) return [];
+    return [
+      {
+        left: ((from - start) / span) * 100,
+        width: Math.max(0.3, ((to - from) / span) * 100),
+        s,
+        open,
+        from,
+        to,
+      },
+    ];
+  });
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => new Date(start + f * span));
+  return (
+    <div class="timeline-wrap">
+      <ErrorNote error={sessions.error} />
+      <div
+        class="timeline"
+        role="img"
+        aria-label={`${sessions.data?.total ?? 0} sessions in the last ${period}`}
+      >
+        {bars.map((b, i) => (
+          <span
+            key={i}
+            class={`bar${b.open ? ' open' : ''}`}
+            style={{ left: `${b.left}%`, width: `${b.width}%` }}
+            title={`${formatTime(new Date(b.from))} – ${b.open ? 'now' : formatTime(new Date(b.to))} (${b.s.ses_IP})`}
+          />
+        ))}
+      </div>
+      <div class="ticks" aria-hidden="true">
+        {ticks.map((t, i) => (
+          <span key={i}>{days <= 1 ? formatTime(t).slice(11) : formatTime(t).slice(5, 10)}</span>
+        ))}
+      </div>
+      {sessions.data && sessions.data.total > sessions.data.sessions.length && (
+        <p class="muted">
+          The newest {sessions.data.sessions.length} of {sessions.data.total} sessions are drawn.
+        </p>
+      )}
+    </div>
+  );
+}
+
+function DeviceEvents({ mac, period }: { readonly mac: string; readonly period: string }) {
+  const [offset, setOffset] = useState(0);
+  useEffect(() => {
+    setOffset(0);
+  }, [period]);
+  const events = useGet<{ events: DeviceEvent[]; total: number; offset: number; limit: number }>(
+    `/device/${mac}/events?period=${encodeURIComponent(period)}&limit=20&offset=${offset}`,
+  );
+  return (
+    <>
+      <ErrorNote error={events.error} />
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Event</th>
+              <th scope="col">IP</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.data?.events.map((e, i) => (
+              <tr key={`${e.eve_DateTime}-${i}`}>
+                <td>
+                  <Time value={e.eve_DateTime} />
+                </td>
+                <td>
+                  <EventType type={e.eve_EventType} />
+                </td>
+                <td class="mono">{e.eve_IP}</td>
+                <td>{e.eve_AdditionalInfo}</td>
+              </tr>
+            ))}
+            {events.data?.events.length === 0 && <EmptyRow columns={4}>No events in this period.</EmptyRow>}
+          </tbody>
+        </table>
+      </div>
+      <Pager page={events.data} noun="events" onOffset={setOffset} />
+    </>
+  );
+}
+
+/** A destructive action: the first press asks, the second (or Cancel) answers. */
+function Confirmed(props: {
+  readonly label: string;
+  readonly question: string;
+  readonly confirm: string;
+  readonly disabled: boolean;
+  readonly onConfirm: () => void;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking)
+    return (
+      <button
+        type="button"
+        class="danger"
+        disabled={props.disabled}
+        onClick={() => {
+          setAsking(true);
+        }}
+      >
+        {props.label}
+      </button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={props.question}>
+      <span>{props.question}</span>
+      <button
+        type="button"
+        class="danger"
+        autoFocus
+        onClick={() => {
+          setAsking(false);
+          props.onConfirm();
+        }}
+      >
+        {props.confirm}
+      </button>
+      <button
+        type="button"
+        onClick={() => {
+          setAsking(false);
+        }}
+      >
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+function Actions({ device, onChanged }: { readonly device: Device; readonly onChanged: () => void }) {
+  const mac = device.devMac;
+  const action = useAction();
+  const [message, setMessage] = useState<string>();
+  const [lines, setLines] = useState<string[]>([]);
+  const [live, setLive] = useState(false);
+  const [mode, setMode] = useState('fast');
+  const [target, setTarget] = useState(device.devLastIP);
+  const [copyTo, setCopyTo] = useState('');
+  const [running, setRunning] = useState<string>();
+
+  const run = async (name: string, work: () => Promise<string | undefined>) => {
+    setRunning(name);
+    setMessage(undefined);
+    await action.run(async () => {
+      setMessage(await work());
+    });
+    setRunning(undefined);
+  };
+
+  return (
+    <div class="actions">
+      <div class="action-row">
+        <button
+          type="button"
+          disabled={action.running}
+          onClick={() =>
+            void run('wol', async () => {
+              const r = await api<{ message: string; output: string }>('POST', '/nettools/wakeonlan', {
+                body: { devMac: mac },
+              });
+              return `${r.message}: ${r.output}`;
+            })
+          }
+        >
+          Wake-on-LAN
+        </button>
+        {running === 'wol' && <Busy label="Sending…" />}
+      </div>
+      <form
+        class="action-row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setLines([]);
+          setLive(false);
+          void run('nmap', async () => {
+            const r = await streamed<{ output: string[] }>(
+              'POST',
+              '/nettools/nmap',
+              (p) => {
+                const line = progressLine(p);
+                if (line === undefined) return;
+                setLive(true);
+                setLines((old) => [...old, line]);
+              },
+              { body: { scan: target, mode } },
+            );
+            setLines((old) => finalLines(old, outputLines(r.output)));
+            return 'Port scan finished.';
+          });
+        }}
+      >
+        <div class="field">
+          <label for="nmap-target">Port scan target</label>
+          <input
+            id="nmap-target"
+            value={target}
+            onInput={(e) => {
+              setTarget(e.currentTarget.value);
+            }}
+            class="mono"
+          />
+        </div>
+        <NmapModeSelect id="nmap-mode" value={mode} onChange={setMode} />
+        <button type="submit" disabled={action.running || target === ''}>
+          Scan ports
+        </button>
+        {running === 'nmap' && <Busy label="Scanning…" />}
+      </form>
+      <LiveOutput lines={lines} label="Port scan output" live={live} />
+      <form
+        class="action-row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run('copy', async () => {
+            const r = await api<{ message: string }>('POST', '/device/copy', {
+              body: { macFrom: mac, macTo: copyTo },
+            });
+            return r.message;
+          });
+        }}
+      >
+        <div class="field">
+          <label for="copy-to">Copy details to MAC</label>
+          <input
+            id="copy-to"
+            class="mono"
+            placeholder="aa:bb:cc:dd:ee:ff"
+            value={copyTo}
+            onInput={(e) => {
+              setCopyTo(e.currentTarget.value);
+            }}
+          />
+        </div>
+        <button type="submit" disabled={action.running || copyTo === ''}>
+          Copy
+        </button>
+      </form>
+      <div class="action-row">
+        <Confirmed
+          label="Reset custom properties…"
+          question="Reset its custom properties to none?"
+          confirm="Yes, reset"
+          disabled={action.running}
+          onConfirm={() => {
+            void run('reset', async () => {
+              await api('POST', `/device/${mac}/reset-props`);
+              onChanged();
+              return 'Custom properties reset.';
+            });
+          }}
+        />
+        <Confirmed
+          label="Delete history…"
+          question="Delete all its events and sessions?"
+          confirm="Yes, delete history"
+          disabled={action.running}
+          onConfirm={() => {
+            void run('events', async () => {
+              await api('DELETE', `/device/${mac}/events/delete`);
+              onChanged();
+              return 'Events and sessions deleted.';
+            });
+          }}
+        />
+        <Confirmed
+          label="Delete device…"
+          question={`Delete ${device.devName || mac} and its history?`}
+          confirm="Yes, delete"
+          disabled={action.running}
+          onConfirm={() => {
+            void run('delete', async () => {
+              await api('DELETE', `/device/${mac}/delete`);
+              navigate('/');
+              return undefined;
+            });
+          }}
+        />
+      </div>
+      {message && (
+        <p class="note ok" role="status">
+          {message}
+        </p>
+      )}
+      <ErrorNote error={action.error} />
+    </div>
+  );
+}
+
+export function DevicePage({ mac }: { readonly mac: string }) {
+  const [period, setPeriod] = useState('7 days');
+  const device = useGet<Device>(`/device/${encodeURIComponent(mac)}?period=${encodeURIComponent(period)}`);
+  useLiveChanges(() => {
+    device.reload();
+  });
+  const d = device.data;
+  const timelinePeriods = periods.filter((p) => p in periodDays);
+  return (
+    <>
+      <p class="crumbs">
+        <Link href="/">Devices</Link> / <span class="mono">{mac}</span>
+      </p>
+      <ErrorNote error={device.error} />
+      {!d && device.loading && <Busy label="Loading device…" />}
+      {d && (
+        <>
+          <div class="page-head">
+            <h1>{d.devName || '(no name)'}</h1>
+            <StatusBadge status={d.devStatus} />
+          </div>
+          <p class="muted summary">
+            <span class="mono">{d.devMac}</span>
+            {d.devLastIP && (
+              <>
+                {' · '}
+                <span class="mono">{d.devLastIP}</span>
+              </>
+            )}
+            {typeof d.devVendor === 'string' && d.devVendor && ` · ${d.devVendor}`}
+            {' · last seen '}
+            <Time value={d.devLastConnection as string | null} />
+          </p>
+          <div class="columns">
+            <div>
+              <Card title="Presence" id="presence">
+                <div class="field inline">
+                  <label for="period">Period</label>
+                  <select
+                    id="period"
+                    value={period}
+                    onChange={(e) => {
+                      setPeriod(e.currentTarget.value);
+                    }}
+                  >
+                    {timelinePeriods.map((p) => (
+                      <option key={p} value={p}>
+                        last {p}
+                      </option>
+                    ))}
+                  </select>
+                </div>
+                <dl class="stats">
+                  <div>
+                    <dt>Hours connected</dt>
+                    <dd>{d.devPresenceHours}</dd>
+                  </div>
+                  <div>
+                    <dt>Sessions</dt>
+                    <dd>{d.devSessions}</dd>
+                  </div>
+                  <div>
+                    <dt>Events</dt>
+                    <dd>{d.devEvents}</dd>
+                  </div>
+                  <div>
+                    <dt>Down alerts</dt>
+                    <dd>{d.devDownAlerts}</dd>
+                  </div>
+                </dl>
+                <Timeline mac={d.devMac} period={period} />
+              </Card>
+              <Card title="Actions" id="actions">
+                <Actions device={d} onChanged={device.reload} />
+              </Card>
+              <Card title="Events" id="events">
+                <DeviceEvents mac={d.devMac} period={period} />
+              </Card>
+            </div>
+            <Card title="Details" id="details">
+              <DeviceForm device={d} onSaved={device.reload} />
+            </Card>
+          </div>
+        </>
+      )}
+    </>
+  );
+}
