@@ -11,6 +11,7 @@ import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyRequest,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
@@ -93,10 +94,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+  // The per-request hooks here and in auth, connection and metrics are callback hooks, not async
+  // ones: every request runs them, and a promise for each costs more than the check.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) {
+      done();
+      return;
+    }
     void reply.header('Connection', 'close');
-    throw new ApiError(503, 'Unavailable', 'The server is shutting down.', undefined, {}, 'SHUTTING_DOWN');
+    done(new ApiError(503, 'Unavailable', 'The server is shutting down.', undefined, {}, 'SHUTTING_DOWN'));
   });
   // Before authentication: a preflight (OPTIONS) carries no token, and the CORS headers must be on
   // every answer, a 403 included, for the calling page to read it.
@@ -109,14 +115,17 @@ export async function buildApp(options: AppOptions): Promise<App> {
     });
   const sessions = new SessionStore();
   registerAuth(app, options.token, sessions);
-  app.addHook('onRequest', async (request) => {
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
-      throw ApiError.badRequest('HTTP/1.1 requests must carry a Host header.', 'MISSING_HOST');
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(
+      request.raw.httpVersion === '1.1' && request.headers.host === undefined
+        ? ApiError.badRequest('HTTP/1.1 requests must carry a Host header.', 'MISSING_HOST')
+        : undefined,
+    );
   });
   registerCloseUnreadBodies(app);
   registerJsonParser(app, options.bodyLimit);
   registerMethodNotAllowed(app);
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -126,6 +135,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       },
       'request',
     );
+    done();
   });
 
   await app.register(swagger, {
@@ -246,9 +256,9 @@ function registerMethodNotAllowed(app: App): void {
       { Allow: allowed.join(', ') },
     );
   // After auth (registered later), before the body is read.
-  app.addHook('onRequest', async (request) => {
+  const refusal = (request: FastifyRequest): ApiError | undefined => {
     if (!servedMethods.has(request.method))
-      throw new ApiError(
+      return new ApiError(
         501,
         'Not Implemented',
         `${request.method} is not a method netkeep serves.`,
@@ -257,9 +267,12 @@ function registerMethodNotAllowed(app: App): void {
         'NOT_IMPLEMENTED',
       );
     const routeUrl = request.routeOptions.url;
-    if (routeUrl === undefined || !/[:*]/.test(routeUrl)) return;
+    if (routeUrl === undefined || !/[:*]/.test(routeUrl)) return undefined;
     const path = request.url.split('?', 1)[0] ?? '/';
-    if (staticMethods.has(path)) throw methodNotAllowed(request.method, path, allowedOn(path));
+    return staticMethods.has(path) ? methodNotAllowed(request.method, path, allowedOn(path)) : undefined;
+  };
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(refusal(request));
   });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';

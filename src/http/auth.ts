@@ -3,7 +3,7 @@
  * the body, so an unauthenticated client cannot make the server parse anything. Tokens are
  * compared through SHA-256 digests with timingSafeEqual: constant time, whatever the lengths.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -22,7 +22,7 @@ export function isPublicPath(url: string): boolean {
 const safeMethods = new Set(['GET', 'HEAD']);
 
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return hash('sha256', value, 'buffer');
 }
 
 /** Compares a candidate with the token in constant time; an empty token never matches. */
@@ -49,12 +49,13 @@ export function tokenChecker(token: string): (header: string | undefined) => boo
  */
 export function registerAuth(app: FastifyInstance, token: string, sessions: SessionStore): void {
   const isAuthorized = tokenChecker(token);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (isPublicPath(request.url)) return;
-    if (isAuthorized(request.headers.authorization)) return;
-    if (!sessions.isValid(request.headers.cookie)) throw ApiError.forbidden();
+  /** Why the request may not proceed, or undefined when it may. */
+  const refusal = (request: FastifyRequest): ApiError | undefined => {
+    if (isPublicPath(request.url)) return undefined;
+    if (isAuthorized(request.headers.authorization)) return undefined;
+    if (!sessions.isValid(request.headers.cookie)) return ApiError.forbidden();
     if (!safeMethods.has(request.method) && !sameOrigin(request))
-      throw new ApiError(
+      return new ApiError(
         403,
         'Forbidden',
         "A change authorised by the session cookie must come from this server's own pages (Origin).",
@@ -62,6 +63,11 @@ export function registerAuth(app: FastifyInstance, token: string, sessions: Sess
         {},
         'ORIGIN_REQUIRED',
       );
+    return undefined;
+  };
+  // A callback hook, not an async one: it runs on every request, and a promise per request costs.
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(refusal(request));
   });
 }
 

@@ -112,6 +112,18 @@ function routerErrorAnswer(err: FastifyError): ApiError {
   }
 }
 
+/**
+ * Whether part of the request's body may still be unread. `complete` alone does not say: a request
+ * without a body is answered from inside Node's header callback when every hook on its path is
+ * synchronous, before Node marks it complete, and closing those connections would end keep-alive
+ * for every GET.
+ */
+function bodyMayBeUnread(raw: IncomingMessage): boolean {
+  if (raw.complete) return false;
+  const length = raw.headers['content-length'];
+  return raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** How long a closing connection waits for the client to stop sending before it is reset. */
 const lingerMs = 1000;
 
@@ -124,8 +136,11 @@ const lingerMs = 1000;
  * the client lose the answer before reading it.
  */
 export function registerCloseUnreadBodies(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply) => {
-    if (request.raw.complete) return;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!bodyMayBeUnread(request.raw)) {
+      done(null, payload);
+      return;
+    }
     void reply.header('Connection', 'close');
     const socket = request.raw.socket as Socket & { destroySoon?: () => void };
     // Node calls destroySoon() once an answer with Connection: close is written.
@@ -135,5 +150,6 @@ export function registerCloseUnreadBodies(app: FastifyInstance): void {
       socket.once('end', () => socket.destroy());
       setTimeout(() => socket.destroy(), lingerMs).unref();
     };
+    done(null, payload);
   });
 }

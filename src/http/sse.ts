@@ -15,6 +15,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorResponse, type ErrorBody } from './errors.js';
 import { disconnectSignal } from '../nettools/runner.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route may answer with an event stream (set it on every route that calls streamWork or
+     * openEventStream): the request metrics then also count a stream that closes before its end.
+     */
+    eventStream?: boolean;
+  }
+}
+
+/** Route config of a route that may answer with an event stream. */
+export const eventStreamRoute = { eventStream: true } as const;
+
 export interface EventStreamOptions {
   /** Interval of the keep-alive comment line (SSE_KEEPALIVE_MS). */
   readonly keepAliveMs: number;

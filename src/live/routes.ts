@@ -7,7 +7,7 @@
  */
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
-import { openEventStream, type EventStream } from '../http/sse.js';
+import { eventStreamRoute, openEventStream, type EventStream } from '../http/sse.js';
 import type { LiveHub, LiveMessage } from './hub.js';
 
 export interface LiveRoutesOptions {
@@ -43,6 +43,7 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
   app.get(
     '/stream',
     {
+      config: eventStreamRoute,
       schema: {
         tags: ['live'],
         summary: 'Live feed of changes (Server-Sent Events)',

@@ -19,21 +19,27 @@ function routeOf(request: FastifyRequest): string {
 /**
  * Counts every request on the application it is given (call it on the root, before the routes), in
  * `onResponse`. That hook runs when a response finishes, event streams included; an event stream
- * that never finishes (the client closed it, or it was dropped) is counted when it closes.
+ * that never finishes (the client closed it, or it was dropped) is counted when it closes, on the
+ * routes that declare they may answer with one (`config: { eventStream: true }`, see sse.ts), so
+ * that no other request pays for a close listener. Callback hooks: these run on every request.
  */
 export function instrumentRequests(app: App, metrics: Metrics): void {
   const record = (request: FastifyRequest, reply: FastifyReply, seconds: number): void => {
     metrics.recordRequest(request.method, routeOf(request), reply.raw.statusCode, seconds);
   };
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     record(request, reply, reply.elapsedTime / 1000);
+    done();
   });
-  app.addHook('onRequest', async (request, reply) => {
-    const started = performance.now();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished && reply.raw.getHeader('content-type') === 'text/event-stream')
-        record(request, reply, (performance.now() - started) / 1000);
-    });
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.routeOptions.config.eventStream === true) {
+      const started = performance.now();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished && reply.raw.getHeader('content-type') === 'text/event-stream')
+          record(request, reply, (performance.now() - started) / 1000);
+      });
+    }
+    done();
   });
 }
 

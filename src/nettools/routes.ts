@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import type { App } from '../http/app.js';
 import { stringEnum } from '../enum-schema.js';
 import { commonErrors, ErrorRef } from '../http/schemas.js';
-import { streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
+import { eventStreamRoute, streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
 import {
   hostOrIpPattern,
   ipLiteralPattern,
@@ -109,6 +109,7 @@ export default async function nettoolsRoutes(
   app.post(
     '/nettools/traceroute',
     {
+      config: eventStreamRoute,
       schema: {
         tags,
         summary: 'Trace the route to an IP address',
@@ -155,6 +156,7 @@ export default async function nettoolsRoutes(
   app.get(
     '/nettools/speedtest',
     {
+      config: eventStreamRoute,
       schema: {
         tags,
         summary: 'Measure internet ping, download and upload',
@@ -220,6 +222,7 @@ export default async function nettoolsRoutes(
   app.post(
     '/nettools/nmap',
     {
+      config: eventStreamRoute,
       schema: {
         tags,
         summary: 'Port-scan an address or a CIDR range',

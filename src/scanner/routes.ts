@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
-import { streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
+import { eventStreamRoute, streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
 import type { Scanner } from './scanner.js';
 import { CycleSummarySchema } from './summary.js';
 
@@ -49,6 +49,7 @@ export default async function scanRoutes(app: App, { scanner, streams }: ScanRou
   app.post(
     '/nettools/scan',
     {
+      config: eventStreamRoute,
       schema: {
         tags: ['scanning'],
         summary: 'Run a presence scan cycle now; answers when it has finished.',

@@ -4,6 +4,7 @@
  * client cannot hold the server with a slow body, an endless body or many connections.
  */
 import assert from 'node:assert/strict';
+import { Agent, request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { openSocket, rawRequest, type RawResponse } from '../helpers/raw-http.js';
@@ -102,6 +103,52 @@ describe('error answers and auth order', () => {
       body: { macFrom: '02:00:00:00:00:01', macTo: '02:00:00:00:00:02' },
     });
     assert.equal(copy.status, 404);
+  });
+
+  test('answers keep the connection alive: GETs (public, authorised, cached) and a small POST', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, body?: string): Promise<[number, string, boolean]> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest(
+          {
+            agent,
+            port: server.port,
+            host: '127.0.0.1',
+            method,
+            path,
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => {
+              resolve([res.statusCode ?? 0, String(res.headers.connection), req.reusedSocket]);
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const mac = '02:00:00:00:0e:01';
+      const answers = [
+        await send('GET', '/health'),
+        await send('POST', `/device/${mac}`, '{"createNew":true}'),
+        await send('GET', `/device/${mac}`),
+        await send('GET', `/device/${mac}`),
+        await send('GET', `/device/${mac}?period=7%20days`),
+        await send('DELETE', `/device/${mac}/delete`),
+      ];
+      assert.deepEqual(
+        answers.map(([status]) => status),
+        [200, 200, 200, 200, 200, 200],
+      );
+      for (const [i, [, connection, reused]] of answers.entries()) {
+        assert.equal(connection, 'keep-alive', `answer ${i}`);
+        if (i > 0) assert.ok(reused, `request ${i} went over the first connection`);
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   test('a missing file under /docs/static is 404, not 405', async () => {
