@@ -185,53 +185,50 @@ export const presenceSql = {
 } as const;
 
 /**
- * Which devices' answers a write on this connection changed, recorded by TEMP triggers (they fire
- * for this connection only, whoever on it writes: routes, the scanner, an import, the alerts hook).
- * A device's answer shows its own row and history, and its children's name, status, relation, port
- * and IP, so a child's change also marks its parent. Commits by other connections are noticed
- * through `PRAGMA data_version` instead. No key on the table: a trigger's conflict clause would be
- * overridden by that of the statement that fired it (the copy's upsert), and duplicates are
- * harmless.
+ * Which devices' answers a write on this connection changed, reported by TEMP triggers (they fire
+ * for this connection only, whoever on it writes: routes, the scanner, an import, the alerts hook)
+ * to `changedDeviceFunction`, a function the store registers on the connection: the store learns of
+ * each change as it is made, without a table to read back. A device's answer shows its own row and
+ * history, and its children's name, status, relation, port and IP, so a child's change also marks
+ * its parent. A change that is rolled back stays marked, which only costs a cache entry. Commits by
+ * other connections are noticed through `PRAGMA data_version` instead.
  */
+export const changedDeviceFunction = 'netkeep_device_changed';
+const mark = (value: string): string => `SELECT ${changedDeviceFunction}(${value})`;
 export const changeTrackingSql = `
-  CREATE TEMP TABLE IF NOT EXISTS ChangedDevices (mac TEXT NOT NULL);
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_insert AFTER INSERT ON main.Devices BEGIN
-    INSERT INTO ChangedDevices (mac) SELECT NEW.devMac UNION ALL
-      SELECT NEW.devParentMAC WHERE NEW.devParentMAC != '';
+    ${mark('mac')} FROM (SELECT NEW.devMac AS mac UNION ALL
+      SELECT NEW.devParentMAC WHERE NEW.devParentMAC != '');
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_delete AFTER DELETE ON main.Devices BEGIN
-    INSERT INTO ChangedDevices (mac) SELECT OLD.devMac UNION ALL
-      SELECT OLD.devParentMAC WHERE OLD.devParentMAC != '';
+    ${mark('mac')} FROM (SELECT OLD.devMac AS mac UNION ALL
+      SELECT OLD.devParentMAC WHERE OLD.devParentMAC != '');
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_update AFTER UPDATE ON main.Devices BEGIN
-    INSERT INTO ChangedDevices (mac) SELECT NEW.devMac UNION ALL SELECT OLD.devMac
+    ${mark('mac')} FROM (SELECT NEW.devMac AS mac UNION ALL SELECT OLD.devMac
       UNION ALL SELECT parent FROM (SELECT OLD.devParentMAC AS parent UNION ALL SELECT NEW.devParentMAC)
       WHERE parent != '' AND (OLD.devParentMAC IS NOT NEW.devParentMAC OR OLD.devName IS NOT NEW.devName
         OR OLD.devPresentLastScan IS NOT NEW.devPresentLastScan OR OLD.devAlertDown IS NOT NEW.devAlertDown
         OR OLD.devParentRelType IS NOT NEW.devParentRelType OR OLD.devParentPort IS NOT NEW.devParentPort
-        OR OLD.devLastIP IS NOT NEW.devLastIP OR OLD.devMac IS NOT NEW.devMac);
+        OR OLD.devLastIP IS NOT NEW.devLastIP OR OLD.devMac IS NOT NEW.devMac));
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_event_insert AFTER INSERT ON main.Events BEGIN
-    INSERT INTO ChangedDevices (mac) VALUES (NEW.eve_MAC);
+    ${mark('NEW.eve_MAC')};
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_event_delete AFTER DELETE ON main.Events BEGIN
-    INSERT INTO ChangedDevices (mac) VALUES (OLD.eve_MAC);
+    ${mark('OLD.eve_MAC')};
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_event_update AFTER UPDATE ON main.Events BEGIN
-    INSERT INTO ChangedDevices (mac) VALUES (OLD.eve_MAC), (NEW.eve_MAC);
+    ${mark('OLD.eve_MAC')}; ${mark('NEW.eve_MAC')};
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_session_insert AFTER INSERT ON main.Sessions BEGIN
-    INSERT INTO ChangedDevices (mac) VALUES (NEW.ses_MAC);
+    ${mark('NEW.ses_MAC')};
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_session_delete AFTER DELETE ON main.Sessions BEGIN
-    INSERT INTO ChangedDevices (mac) VALUES (OLD.ses_MAC);
+    ${mark('OLD.ses_MAC')};
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_session_update AFTER UPDATE ON main.Sessions BEGIN
-    INSERT INTO ChangedDevices (mac) VALUES (OLD.ses_MAC), (NEW.ses_MAC);
+    ${mark('OLD.ses_MAC')}; ${mark('NEW.ses_MAC')};
   END;`;
 
-export const changedSql = {
-  list: 'SELECT DISTINCT mac FROM temp.ChangedDevices',
-  clear: 'DELETE FROM temp.ChangedDevices',
-  dataVersion: 'PRAGMA data_version',
-} as const;
+export const dataVersionSql = 'PRAGMA data_version';
