@@ -1,20 +1,21 @@
 /**
  * Group commit: writes that arrive together share one transaction and one flush to disk.
  *
- * With `synchronous = FULL` every COMMIT waits for an fsync of the WAL, and that wait, not the SQL,
- * is what a single write costs. `run()` queues a write and answers only after the COMMIT that holds
- * it has returned, i.e. once it is durable. The queue is flushed once per turn of the event loop
- * (`setImmediate`): every request whose body was read in that turn joins the same transaction, and
- * requests that arrive while a COMMIT is flushing (better-sqlite3 commits synchronously, so the
- * event loop is blocked meanwhile) all join the next one. A quiet server still commits each write
- * at once, in the turn it arrived.
+ * `run()` queues a write and answers only once the transaction that holds it is on disk. The queue
+ * is flushed once per turn of the event loop (`setImmediate`): every request whose body was read in
+ * that turn joins the same transaction. The transaction commits with `synchronous = NORMAL` (its WAL
+ * frames are written, not yet flushed), and the flush to disk runs in the thread pool (`WalSync`),
+ * so the event loop serves other requests meanwhile and the next group can already commit; one
+ * flush serves every group committed before it started. A quiet server still commits and flushes
+ * each write at once. Everything else on the connection keeps `synchronous = FULL`.
  *
  * Each write runs in its own SAVEPOINT (a nested better-sqlite3 transaction), so a write that throws
- * is rolled back alone and rejects only its own promise; its neighbours commit. If the COMMIT
- * itself fails, nothing of the group is durable and every write in it is rejected.
+ * is rolled back alone and rejects only its own promise; its neighbours commit. If the COMMIT or the
+ * flush fails, the group is not known to be durable and every write in it is rejected.
  */
 import { setImmediate } from 'node:timers';
-import type { Database, Transaction } from 'better-sqlite3';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
+import { WalSync } from './wal-sync.js';
 
 interface Pending {
   readonly write: () => unknown;
@@ -30,6 +31,14 @@ export interface GroupCommitStats {
   readonly writes: number;
 }
 
+export interface GroupCommitOptions {
+  /**
+   * Makes the committed groups durable; the default flushes the connection's WAL file in the
+   * thread pool. Tests pass their own to hold a flush or make it fail.
+   */
+  readonly flush?: () => Promise<void>;
+}
+
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
@@ -37,8 +46,11 @@ export class GroupCommit {
   private writes = 0;
   private readonly group: Transaction<(batch: Pending[]) => void>;
   private readonly savepoint: Transaction<(write: () => unknown) => unknown>;
+  private readonly commitWithoutFlush: Statement<[]>;
+  private readonly commitWithFlush: Statement<[]>;
+  private readonly flushToDisk: () => Promise<void>;
 
-  constructor(db: Database) {
+  constructor(db: Database, options: GroupCommitOptions = {}) {
     this.savepoint = db.transaction((write: () => unknown) => write());
     this.group = db.transaction((batch: Pending[]) => {
       for (const pending of batch) {
@@ -49,9 +61,13 @@ export class GroupCommit {
         }
       }
     });
+    this.commitWithoutFlush = db.prepare('PRAGMA synchronous = NORMAL');
+    this.commitWithFlush = db.prepare('PRAGMA synchronous = FULL');
+    const wal = new WalSync(db);
+    this.flushToDisk = options.flush ?? (() => wal.sync());
   }
 
-  /** Runs `write` in the next group; settles once that group's COMMIT has returned. */
+  /** Runs `write` in the next group; settles once that group is committed and on disk. */
   run<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
@@ -74,19 +90,31 @@ export class GroupCommit {
     this.queue = [];
     if (batch.length === 0) return;
     try {
+      // The pragma changes only how the next COMMIT syncs; it is restored before anything else
+      // on the connection can run (all of this is synchronous).
+      this.commitWithoutFlush.run();
       // IMMEDIATE: take the write lock first, so another process's writer makes us wait
       // (busy_timeout) at BEGIN instead of failing the group at its first write.
       this.group.immediate(batch);
     } catch (error) {
       for (const pending of batch) pending.reject(error);
       return;
+    } finally {
+      this.commitWithFlush.run();
     }
     this.commits++;
     this.writes += batch.length;
-    for (const pending of batch) {
-      const outcome = pending.outcome;
-      if (outcome?.ok === true) pending.resolve(outcome.value);
-      else pending.reject(outcome?.error);
-    }
+    this.flushToDisk().then(
+      () => {
+        for (const pending of batch) {
+          const outcome = pending.outcome;
+          if (outcome?.ok === true) pending.resolve(outcome.value);
+          else pending.reject(outcome?.error);
+        }
+      },
+      (error: unknown) => {
+        for (const pending of batch) pending.reject(error);
+      },
+    );
   }
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { openDatabase } from '../../src/db/connection.js';
 import { GroupCommit } from '../../src/db/group-commit.js';
+import { WalSync } from '../../src/db/wal-sync.js';
 import { TestServer } from '../helpers/server.js';
 
 describe('group commit', () => {
@@ -41,6 +42,72 @@ describe('group commit', () => {
       // A write queued later gets its own commit.
       assert.equal(await commits.run(() => insert.run(99).changes), 1);
       assert.deepEqual(commits.stats(), { commits: 2, writes: 21 });
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a write is answered only after its flush to disk; a failed flush fails the group', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netkeep-group-'));
+    const db = openDatabase(join(dir, 'netkeep.db'));
+    try {
+      db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
+      const insert = db.prepare<[number]>('INSERT INTO t (n) VALUES (?)');
+      let release: (() => void) | undefined;
+      let fail: ((error: Error) => void) | undefined;
+      const commits = new GroupCommit(db, {
+        flush: () =>
+          new Promise<void>((resolve, reject) => {
+            release = resolve;
+            fail = reject;
+          }),
+      });
+      let answered = false;
+      const first = commits
+        .run(() => insert.run(1))
+        .then(() => {
+          answered = true;
+        });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Committed (visible on the connection) but not flushed: not answered yet.
+      assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 1);
+      assert.equal(answered, false);
+      release?.();
+      await first;
+      assert.equal(answered, true);
+
+      const failing = Promise.allSettled([
+        commits.run(() => insert.run(2)),
+        commits.run(() => insert.run(3)),
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      fail?.(new Error('EIO'));
+      assert.deepEqual(
+        (await failing).map((r) => r.status),
+        ['rejected', 'rejected'],
+      );
+      // The pragma is back to FULL for every other writer on the connection.
+      assert.equal(db.pragma('synchronous', { simple: true }), 2);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('WalSync: callers during a running flush share the next one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netkeep-walsync-'));
+    const db = openDatabase(join(dir, 'netkeep.db'));
+    try {
+      db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
+      const wal = new WalSync(db);
+      const first = wal.sync();
+      // Arriving while the first runs: one more flush for all of them, not one each.
+      const later = Array.from({ length: 10 }, () => wal.sync());
+      await Promise.all([first, ...later]);
+      assert.equal(wal.count, 2);
+      await wal.sync();
+      assert.equal(wal.count, 3);
     } finally {
       db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,76 @@
+/**
+ * Flushes a WAL database's log to disk off the event loop.
+ *
+ * Why: with `synchronous = FULL`, SQLite calls fsync inside COMMIT, and better-sqlite3 runs COMMIT
+ * on the event loop, so every request in the process waits for the disk. A transaction committed
+ * with `synchronous = NORMAL` instead writes its WAL frames with write() and returns: it survives a
+ * crash of the process (the frames are in the kernel), not yet a power cut. `sync()` then runs
+ * fdatasync on the WAL file in libuv's thread pool; once it has returned, every frame written
+ * before the call is on disk, which is what FULL would have waited for (and SQLite's own rules for
+ * NORMAL still sync the WAL before a checkpoint copies it into the database file).
+ *
+ * Calls that arrive while a flush is running share the next flush: one fdatasync serves every
+ * commit made before it starts, however many there were.
+ */
+import { open } from 'node:fs/promises';
+import type { Database } from 'better-sqlite3';
+
+export class WalSync {
+  private running: Promise<void> | undefined;
+  private queued: Promise<void> | undefined;
+  private flushes = 0;
+
+  /** @param db a connection in WAL mode (an in-memory database has nothing to flush) */
+  constructor(private readonly db: Database) {}
+
+  /** Resolves once every WAL frame written before this call is on disk. */
+  sync(): Promise<void> {
+    if (this.db.memory) return Promise.resolve();
+    // A flush already running may have started before the caller's frames were written: wait for
+    // the next one, which every caller arriving meanwhile shares.
+    if (this.running !== undefined) {
+      this.queued ??= this.running.then(
+        () => this.start(),
+        () => this.start(),
+      );
+      return this.queued;
+    }
+    return this.start();
+  }
+
+  /** fdatasync calls made so far (for tests and benchmarks). */
+  get count(): number {
+    return this.flushes;
+  }
+
+  private start(): Promise<void> {
+    this.queued = undefined;
+    const running = this.flushOnce().finally(() => {
+      if (this.running === running) this.running = undefined;
+    });
+    this.running = running;
+    return running;
+  }
+
+  /**
+   * Opens the WAL file for each flush rather than keeping a descriptor: the three calls run in the
+   * thread pool, cost the event loop nothing, and no descriptor outlives its connection.
+   */
+  private async flushOnce(): Promise<void> {
+    let file;
+    try {
+      file = await open(`${this.db.name}-wal`, 'r');
+    } catch (error) {
+      // Closing the last connection checkpoints the WAL into the database file, syncs it and
+      // removes the WAL: then there is nothing left to flush.
+      if (!this.db.open && (error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    try {
+      this.flushes++;
+      await file.datasync();
+    } finally {
+      await file.close();
+    }
+  }
+}
