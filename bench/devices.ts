@@ -177,11 +177,15 @@ export async function run(): Promise<void> {
   });
   const cases: Case[] = [
     { name: 'GET /device/<mac> (warm)', kind: 'get', load: (s) => get(s.url) },
-    ...(['1 day', '7 days', '1 month', '1 year'] as const).map((period): Case => ({
-      name: `GET /device/<mac>?period=${period}`,
-      kind: 'get',
-      load: (s) => get(s.url, `?period=${encodeURIComponent(period)}`),
-    })),
+    ...(['1 day', '7 days', '1 month', '1 year'] as const).map((period): Case => {
+      const query = `?period=${encodeURIComponent(period)}`;
+      return {
+        name: `GET /device/<mac>?period=${period}`,
+        query,
+        kind: 'get',
+        load: (s) => get(s.url, query),
+      };
+    }),
     {
       name: 'GET with 1 update-column per 50 GETs',
       kind: 'get',
