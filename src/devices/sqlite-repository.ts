@@ -57,6 +57,7 @@ import {
   changeTrackingSql,
   countSql,
   deviceListStatements,
+  updateOneSql,
   deviceSql,
   presenceSql,
 } from './sqlite-sql.js';
@@ -188,6 +189,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly existsStmt: Statement<[string]>;
   private readonly insertStmt: Statement<[Record<string, DbValue>]>;
   private readonly updateStmt: Statement<[Record<string, DbValue>]>;
+  /** `updateOneSql` per field, prepared on its first use. */
+  private readonly updateOneStmts = new Map<string, Statement<[{ mac: string; value: DbValue }]>>();
   private readonly deleteStmt: Statement<[string]>;
   private readonly deleteEventsStmt: Statement<[string]>;
   private readonly deleteSessionsStmt: Statement<[string]>;
@@ -383,6 +386,16 @@ export class SqliteDeviceRepository implements DeviceRepository {
 
   update(mac: string, changes: DeviceChanges): boolean {
     const columns = toColumns(changes);
+    const given = Object.keys(columns);
+    if (given.length === 1 && given[0] !== undefined) {
+      const name = given[0];
+      let statement = this.updateOneStmts.get(name);
+      if (statement === undefined) {
+        statement = this.db.prepare(updateOneSql(name));
+        this.updateOneStmts.set(name, statement);
+      }
+      return statement.run({ mac, value: columns[name] ?? null }).changes > 0;
+    }
     const params: Record<string, DbValue> = { mac };
     for (const name of editableNames) {
       const given = Object.hasOwn(columns, name);

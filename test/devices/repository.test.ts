@@ -6,7 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
 import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
-import { countSql, deviceSql } from '../../src/devices/sqlite-sql.js';
+import { countSql, deviceSql, updateOneSql } from '../../src/devices/sqlite-sql.js';
+import { editableFields } from '../../src/devices/catalogue.js';
 import { deviceStatus } from '../../src/devices/status.js';
 import { expectedStats, history, periodDays, seedHistory, type PeriodName } from './history.js';
 
@@ -78,11 +79,15 @@ describe('SqliteDeviceRepository on a real database file', () => {
     assert.equal(repo.create('02:00:00:00:00:03', {}, new Date()), 'created');
     assert.throws(() => repo.update('02:00:00:00:00:03', { devGUID: 'x' }), RangeError);
     assert.throws(() => repo.updateColumn('02:00:00:00:00:03', 'devMac', 'x'), RangeError);
+    assert.throws(() => updateOneSql('devName = 1; --'), RangeError);
     assert.throws(() => repo.create('02:00:00:00:00:04', { 'devName = 1; --': 'x' }, new Date()), RangeError);
   });
 
   test('every per-device statement is an index lookup (EXPLAIN QUERY PLAN never scans)', () => {
-    for (const [name, sql] of Object.entries({ ...deviceSql, ...countSql })) {
+    const updateOne = Object.fromEntries(
+      editableFields.map((f) => [`updateOne ${f.name}`, updateOneSql(f.name)]),
+    );
+    for (const [name, sql] of Object.entries({ ...deviceSql, ...countSql, ...updateOne })) {
       if (name === 'insert') continue;
       const named = [...sql.matchAll(/@(\w+)/g)].map((m) => m[1] ?? '');
       const positional = (sql.match(/\?/g) ?? []).length;
