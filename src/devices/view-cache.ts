@@ -39,12 +39,13 @@ const cachedPeriods = Object.keys(periods) as Period[];
 const entryKey = (mac: string, period: Period): string => `${period}|${mac}`;
 
 /**
- * Characters of JSON text kept: 24 Mi characters, 24-48 MiB of heap; beyond it the entries cached
- * first are dropped first. A device is ~1 KB of JSON with the catalogue's defaults (so 10,000
- * devices fit for two periods), but its text fields may hold up to 16 KB each, so the bound is on
- * size, not on the number of devices.
+ * Characters of JSON text kept: 12 Mi characters (12-24 MiB of heap); beyond it the entries cached
+ * first are dropped first. A device is ~1 KB of JSON with the catalogue's defaults (so one period
+ * of 10,000 devices fits), but its text fields may hold up to 16 KB each, so the bound is on size,
+ * not on the number of devices. Twice this bound put the server over its 200 MB RSS target under
+ * the devices benchmark (docs/benchmarks.md), for no gain on a network of realistic size.
  */
-const defaultMaxChars = 24 * 1024 * 1024;
+const defaultMaxChars = 12 * 1024 * 1024;
 
 export class DeviceJsonCache {
   /** Keyed by `entryKey(mac, period)`, oldest first. */
