@@ -1,4 +1,7 @@
-/** Pieces every page uses: loading and error states, paging, times, status badges, live updates. */
+/**
+ * Pieces every page uses: loading and error states, paging, times, status badges, live updates,
+ * labelled text fields.
+ */
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, describe, get } from './api';
@@ -246,5 +249,29 @@ export function LiveOutput(props: {
     >
       {lines.join('\n')}
     </pre>
+  );
+}
+
+/** A labelled one-line text input (addresses, MACs, names: monospaced), updated as the user types. */
+export function TextField(props: {
+  readonly id: string;
+  readonly label: string;
+  readonly value: string;
+  readonly onValue: (value: string) => void;
+  readonly placeholder?: string;
+}) {
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        class="mono"
+        placeholder={props.placeholder}
+        value={props.value}
+        onInput={(e) => {
+          props.onValue(e.currentTarget.value);
+        }}
+      />
+    </div>
   );
 }

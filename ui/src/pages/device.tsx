@@ -15,6 +15,7 @@ import {
   EmptyRow,
   EventType,
   StatusBadge,
+  TextField,
   Time,
   formatTime,
   useAction,
@@ -523,17 +524,7 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
           });
         }}
       >
-        <div class="field">
-          <label for="nmap-target">Port scan target</label>
-          <input
-            id="nmap-target"
-            value={target}
-            onInput={(e) => {
-              setTarget(e.currentTarget.value);
-            }}
-            class="mono"
-          />
-        </div>
+        <TextField id="nmap-target" label="Port scan target" value={target} onValue={setTarget} />
         <NmapModeSelect id="nmap-mode" value={mode} onChange={setMode} />
         <button type="submit" disabled={action.running || target === ''}>
           Scan ports
@@ -553,18 +544,13 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
           });
         }}
       >
-        <div class="field">
-          <label for="copy-to">Copy details to MAC</label>
-          <input
-            id="copy-to"
-            class="mono"
-            placeholder="aa:bb:cc:dd:ee:ff"
-            value={copyTo}
-            onInput={(e) => {
-              setCopyTo(e.currentTarget.value);
-            }}
-          />
-        </div>
+        <TextField
+          id="copy-to"
+          label="Copy details to MAC"
+          placeholder="aa:bb:cc:dd:ee:ff"
+          value={copyTo}
+          onValue={setCopyTo}
+        />
         <button type="submit" disabled={action.running || copyTo === ''}>
           Copy
         </button>

@@ -5,7 +5,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, streamed } from '../api';
-import { Busy, Card, ErrorNote, LiveOutput, useAction } from '../components';
+import { Busy, Card, ErrorNote, LiveOutput, TextField, useAction } from '../components';
 
 const nmapModes = [
   { value: 'fast', label: 'Fast (100 common ports)' },
@@ -141,17 +141,7 @@ export function ToolsPage() {
             return outputLines(r.output);
           }}
         >
-          <div class="field">
-            <label for="trace-ip">IP address</label>
-            <input
-              id="trace-ip"
-              class="mono"
-              value={traceTarget}
-              onInput={(e) => {
-                setTraceTarget(e.currentTarget.value);
-              }}
-            />
-          </div>
+          <TextField id="trace-ip" label="IP address" value={traceTarget} onValue={setTraceTarget} />
         </Tool>
         <Tool
           title="DNS lookup"
@@ -167,17 +157,7 @@ export function ToolsPage() {
             return outputLines(r.output);
           }}
         >
-          <div class="field">
-            <label for="lookup-name">Host name or IP address</label>
-            <input
-              id="lookup-name"
-              class="mono"
-              value={lookup}
-              onInput={(e) => {
-                setLookup(e.currentTarget.value);
-              }}
-            />
-          </div>
+          <TextField id="lookup-name" label="Host name or IP address" value={lookup} onValue={setLookup} />
         </Tool>
         <Tool
           title="Port scan"
@@ -193,17 +173,7 @@ export function ToolsPage() {
             return outputLines(r.output);
           }}
         >
-          <div class="field">
-            <label for="nmap-scan">Address or range</label>
-            <input
-              id="nmap-scan"
-              class="mono"
-              value={scan}
-              onInput={(e) => {
-                setScan(e.currentTarget.value);
-              }}
-            />
-          </div>
+          <TextField id="nmap-scan" label="Address or range" value={scan} onValue={setScan} />
           <NmapModeSelect id="nmap-mode-tool" value={mode} onChange={setMode} />
         </Tool>
         <Tool
@@ -242,18 +212,13 @@ export function ToolsPage() {
             return [r.message, r.output];
           }}
         >
-          <div class="field">
-            <label for="wol-mac">MAC address</label>
-            <input
-              id="wol-mac"
-              class="mono"
-              placeholder="aa:bb:cc:dd:ee:ff"
-              value={wake}
-              onInput={(e) => {
-                setWake(e.currentTarget.value);
-              }}
-            />
-          </div>
+          <TextField
+            id="wol-mac"
+            label="MAC address"
+            placeholder="aa:bb:cc:dd:ee:ff"
+            value={wake}
+            onValue={setWake}
+          />
         </Tool>
       </div>
     </>
