@@ -10,6 +10,7 @@ import type { FastifyReply } from 'fastify';
 import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
+import { jsonArrayStream, keyedPages } from '../http/json-stream.js';
 import { ErrorRef } from '../http/schemas.js';
 import { fieldsByName, rowToJson, storedFields, type DbValue } from '../devices/catalogue.js';
 import { convertDevice } from '../import/device-values.js';
@@ -30,7 +31,13 @@ export interface CompatRoutesOptions {
 }
 
 const tags = ['netalertx'];
+/** Events read per page of a streamed list (an event row is small). */
 const pageSize = 500;
+/**
+ * Devices read per page of a streamed list. A device row may hold ~330 KB of text (every text field
+ * at 16 KB, devCustomProps at 64 KB): 16 keep a page near 5 MB, where 500 held 165 MB.
+ */
+const devicePageSize = 16;
 const storedNames = storedFields.map((f) => f.name);
 
 const byStatusValues = [...deviceGroups, 'all'] as const;
@@ -192,27 +199,34 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         response: { 200: Type.Array(StatusItemSchema), 400: ErrorRef, 403: ErrorRef },
       },
     },
-    async (request) => store.byStatus(parseGroup(request.query.status)),
+    async (request, reply) => {
+      const group = parseGroup(request.query.status);
+      // Streamed: every device's name (up to 16 KB each) must not be held as one array and string.
+      const items = keyedPages(
+        (after, size) => store.byStatusAfter(group, after, size),
+        (item) => item.id,
+        devicePageSize,
+      );
+      return reply.type('application/json; charset=utf-8').send(jsonArrayStream(items));
+    },
   );
 
   /** The export as a stream of CSV lines or JSON text, read a page of devices at a time. */
   const exportStream = (format: 'csv' | 'json'): Readable => {
-    async function* pages(): AsyncGenerator<string> {
-      let after = '';
+    function* pages(): Generator<string> {
       let first = true;
       yield format === 'csv' ? csvLine(storedNames) : '{"data":[';
-      for (;;) {
-        const rows = store.devicesAfter(after, pageSize);
-        for (const row of rows) {
-          if (format === 'csv') yield csvLine(storedNames.map((name) => row[name] ?? null));
-          else {
-            yield `${first ? '' : ','}${JSON.stringify(rowToJson(row))}`;
-            first = false;
-          }
+      const rows = keyedPages(
+        (after, size) => store.devicesAfter(after, size),
+        (row) => String(row.devMac),
+        devicePageSize,
+      );
+      for (const row of rows) {
+        if (format === 'csv') yield csvLine(storedNames.map((name) => row[name] ?? null));
+        else {
+          yield `${first ? '' : ','}${JSON.stringify(rowToJson(row))}`;
+          first = false;
         }
-        const last = rows[rows.length - 1];
-        if (last === undefined || rows.length < pageSize) break;
-        after = String(last.devMac);
       }
       if (format === 'json') yield `],"columns":${JSON.stringify(storedNames)}}`;
     }
