@@ -18,7 +18,8 @@ import { LocalTimeReader } from '../import/local-time.js';
 import { deviceGroups, type DeviceGroup } from '../devices/status.js';
 import { periodNames } from '../devices/params.js';
 import { periodStart, type Period } from '../time.js';
-import { normalizeMac } from '../validation.js';
+import { stringEnum } from '../enum-schema.js';
+import { macPattern, normalizeMac } from '../validation.js';
 import { csvLine, parseCsv, unguard } from './csv.js';
 import { extractMultipartFile } from './multipart.js';
 import type { CompatStore, EventCursor, ImportedDevice } from './store.js';
@@ -43,6 +44,7 @@ const storedNames = storedFields.map((f) => f.name);
 const byStatusValues = [...deviceGroups, 'all'] as const;
 /** NetAlertX's clients send '100 years' for "all time". */
 const sessionPeriods = [...periodNames, '100 years'];
+const exportFormats = ['csv', 'json'] as const;
 
 const StatusItemSchema = Type.Object({
   id: Type.String({ description: 'MAC address (canonical form).' }),
@@ -191,7 +193,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         querystring: Type.Object(
           {
             status: Type.Optional(
-              Type.String({ description: `${byStatusValues.join(', ')} (default all; my = not archived).` }),
+              stringEnum(byStatusValues, `${byStatusValues.join(', ')} (default all; my = not archived).`),
             ),
           },
           { additionalProperties: false },
@@ -255,7 +257,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
       schema: {
         ...exportSchema,
         querystring: Type.Object(
-          { format: Type.Optional(Type.String({ description: 'csv (default) or json.' })) },
+          { format: Type.Optional(stringEnum(exportFormats, 'csv (default) or json.', 'INVALID_FORMAT')) },
           { additionalProperties: false },
         ),
       },
@@ -267,7 +269,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     {
       schema: {
         ...exportSchema,
-        params: Type.Object({ format: Type.String({ description: 'csv or json.' }) }),
+        params: Type.Object({ format: stringEnum(exportFormats, 'csv or json.', 'INVALID_FORMAT') }),
       },
     },
     async (request, reply) => sendExport(reply, parseFormat(request.params.format)),
@@ -323,7 +325,11 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         tags,
         summary: 'Events newest first, of one device (?mac=) or of all: {success, events: [eve_* rows]}.',
         querystring: Type.Object(
-          { mac: Type.Optional(Type.String({ description: 'Only this device (any MAC form).' })) },
+          {
+            mac: Type.Optional(
+              Type.String({ pattern: macPattern, description: 'Only this device (any MAC form).' }),
+            ),
+          },
           { additionalProperties: false },
         ),
         response: { 400: ErrorRef, 403: ErrorRef },
@@ -362,7 +368,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         querystring: Type.Object(
           {
             period: Type.Optional(
-              Type.String({ description: `${sessionPeriods.join(', ')} (default 7 days).` }),
+              stringEnum(sessionPeriods, `${sessionPeriods.join(', ')} (default 7 days).`),
             ),
           },
           { additionalProperties: false },
