@@ -84,7 +84,7 @@ describe('builtin speed test cut inside its upload phase', () => {
     assert.deepEqual(phases, ['latency', 'download'], res.text);
     const last = events[events.length - 1];
     assert.equal(last?.event, 'error', res.text);
-    const body = JSON.parse(last?.data ?? '{}') as Record<string, unknown>;
+    const body = JSON.parse(last.data ?? '{}') as Record<string, unknown>;
     assert.deepEqual([body.status, body.code], [504, 'SPEEDTEST_TIMEOUT']);
   });
 });
