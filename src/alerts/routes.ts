@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { pagingParams, parsePage } from '../devices/params.js';
+import { stringEnum } from '../enum-schema.js';
 import { DomainError } from '../errors.js';
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
@@ -18,9 +19,11 @@ export interface NotificationsRoutesOptions {
 const ListQuery = Type.Object(
   {
     status: Type.Optional(
-      Type.String({
-        description: `Only notifications with this status: ${notificationStatuses.join(', ')}.`,
-      }),
+      stringEnum(
+        notificationStatuses,
+        `Only notifications with this status: ${notificationStatuses.join(', ')}.`,
+        'INVALID_NOTIFICATION_STATUS',
+      ),
     ),
     ...pagingParams,
   },

@@ -10,6 +10,7 @@ import type { FastifyReply } from 'fastify';
 import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
+import { jsonArrayStream, keyedPages } from '../http/json-stream.js';
 import { ErrorRef } from '../http/schemas.js';
 import { fieldsByName, rowToJson, storedFields, type DbValue } from '../devices/catalogue.js';
 import { convertDevice } from '../import/device-values.js';
@@ -17,7 +18,8 @@ import { LocalTimeReader } from '../import/local-time.js';
 import { deviceGroups, type DeviceGroup } from '../devices/status.js';
 import { periodNames } from '../devices/params.js';
 import { periodStart, type Period } from '../time.js';
-import { normalizeMac } from '../validation.js';
+import { stringEnum } from '../enum-schema.js';
+import { macPattern, normalizeMac } from '../validation.js';
 import { csvLine, parseCsv, unguard } from './csv.js';
 import { extractMultipartFile } from './multipart.js';
 import type { CompatStore, EventCursor, ImportedDevice } from './store.js';
@@ -30,12 +32,19 @@ export interface CompatRoutesOptions {
 }
 
 const tags = ['netalertx'];
+/** Events read per page of a streamed list (an event row is small). */
 const pageSize = 500;
+/**
+ * Devices read per page of a streamed list. A device row may hold ~330 KB of text (every text field
+ * at 16 KB, devCustomProps at 64 KB): 16 keep a page near 5 MB, where 500 held 165 MB.
+ */
+const devicePageSize = 16;
 const storedNames = storedFields.map((f) => f.name);
 
 const byStatusValues = [...deviceGroups, 'all'] as const;
 /** NetAlertX's clients send '100 years' for "all time". */
 const sessionPeriods = [...periodNames, '100 years'];
+const exportFormats = ['csv', 'json'] as const;
 
 const StatusItemSchema = Type.Object({
   id: Type.String({ description: 'MAC address (canonical form).' }),
@@ -184,7 +193,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         querystring: Type.Object(
           {
             status: Type.Optional(
-              Type.String({ description: `${byStatusValues.join(', ')} (default all; my = not archived).` }),
+              stringEnum(byStatusValues, `${byStatusValues.join(', ')} (default all; my = not archived).`),
             ),
           },
           { additionalProperties: false },
@@ -192,27 +201,34 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         response: { 200: Type.Array(StatusItemSchema), 400: ErrorRef, 403: ErrorRef },
       },
     },
-    async (request) => store.byStatus(parseGroup(request.query.status)),
+    async (request, reply) => {
+      const group = parseGroup(request.query.status);
+      // Streamed: every device's name (up to 16 KB each) must not be held as one array and string.
+      const items = keyedPages(
+        (after, size) => store.byStatusAfter(group, after, size),
+        (item) => item.id,
+        devicePageSize,
+      );
+      return reply.type('application/json; charset=utf-8').send(jsonArrayStream(items));
+    },
   );
 
   /** The export as a stream of CSV lines or JSON text, read a page of devices at a time. */
   const exportStream = (format: 'csv' | 'json'): Readable => {
-    async function* pages(): AsyncGenerator<string> {
-      let after = '';
+    function* pages(): Generator<string> {
       let first = true;
       yield format === 'csv' ? csvLine(storedNames) : '{"data":[';
-      for (;;) {
-        const rows = store.devicesAfter(after, pageSize);
-        for (const row of rows) {
-          if (format === 'csv') yield csvLine(storedNames.map((name) => row[name] ?? null));
-          else {
-            yield `${first ? '' : ','}${JSON.stringify(rowToJson(row))}`;
-            first = false;
-          }
+      const rows = keyedPages(
+        (after, size) => store.devicesAfter(after, size),
+        (row) => String(row.devMac),
+        devicePageSize,
+      );
+      for (const row of rows) {
+        if (format === 'csv') yield csvLine(storedNames.map((name) => row[name] ?? null));
+        else {
+          yield `${first ? '' : ','}${JSON.stringify(rowToJson(row))}`;
+          first = false;
         }
-        const last = rows[rows.length - 1];
-        if (last === undefined || rows.length < pageSize) break;
-        after = String(last.devMac);
       }
       if (format === 'json') yield `],"columns":${JSON.stringify(storedNames)}}`;
     }
@@ -241,7 +257,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
       schema: {
         ...exportSchema,
         querystring: Type.Object(
-          { format: Type.Optional(Type.String({ description: 'csv (default) or json.' })) },
+          { format: Type.Optional(stringEnum(exportFormats, 'csv (default) or json.', 'INVALID_FORMAT')) },
           { additionalProperties: false },
         ),
       },
@@ -253,7 +269,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     {
       schema: {
         ...exportSchema,
-        params: Type.Object({ format: Type.String({ description: 'csv or json.' }) }),
+        params: Type.Object({ format: stringEnum(exportFormats, 'csv or json.', 'INVALID_FORMAT') }),
       },
     },
     async (request, reply) => sendExport(reply, parseFormat(request.params.format)),
@@ -309,7 +325,11 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         tags,
         summary: 'Events newest first, of one device (?mac=) or of all: {success, events: [eve_* rows]}.',
         querystring: Type.Object(
-          { mac: Type.Optional(Type.String({ description: 'Only this device (any MAC form).' })) },
+          {
+            mac: Type.Optional(
+              Type.String({ pattern: macPattern, description: 'Only this device (any MAC form).' }),
+            ),
+          },
           { additionalProperties: false },
         ),
         response: { 400: ErrorRef, 403: ErrorRef },
@@ -348,7 +368,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         querystring: Type.Object(
           {
             period: Type.Optional(
-              Type.String({ description: `${sessionPeriods.join(', ')} (default 7 days).` }),
+              stringEnum(sessionPeriods, `${sessionPeriods.join(', ')} (default 7 days).`),
             ),
           },
           { additionalProperties: false },

@@ -38,8 +38,8 @@ export interface ImportedDevice {
 }
 
 export interface CompatStore {
-  /** Devices of a status group (all when undefined), in MAC order. */
-  byStatus(group: DeviceGroup | undefined): StatusItem[];
+  /** Up to `limit` devices of a status group (all when undefined) with devMac after `afterMac`, in MAC order. */
+  byStatusAfter(group: DeviceGroup | undefined, afterMac: string, limit: number): StatusItem[];
   /** Up to `limit` stored rows with devMac after `afterMac`, in MAC order. */
   devicesAfter(afterMac: string, limit: number): DeviceRow[];
   /** Up to `limit` events, newest first, after `cursor`; of one MAC or of all. */
@@ -62,9 +62,9 @@ const eventOrder = 'ORDER BY eve_DateTime DESC, eve_EventType DESC, rowid DESC';
 const eventAfter = '(eve_DateTime, eve_EventType, rowid) < (@time, @type, @rowid)';
 
 export const compatSql = {
-  byStatus: (group: DeviceGroup | undefined) =>
+  byStatusAfter: (group: DeviceGroup | undefined) =>
     `SELECT devMac AS id, devName AS title, devFavorite AS favorite FROM Devices
-     ${group === undefined ? '' : `WHERE ${deviceGroupSql(group)}`} ORDER BY devMac`,
+     WHERE devMac > ? ${group === undefined ? '' : `AND (${deviceGroupSql(group)})`} ORDER BY devMac LIMIT ?`,
   devicesAfter: `SELECT ${columnList} FROM Devices WHERE devMac > ? ORDER BY devMac LIMIT ?`,
   eventsOfMac: `${eventSelect} WHERE eve_MAC = @mac AND ${eventAfter} ${eventOrder} LIMIT @limit`,
   eventsOfAll: `${eventSelect} WHERE ${eventAfter} ${eventOrder} LIMIT @limit`,
@@ -85,7 +85,7 @@ export const compatSql = {
 const topCursor: EventCursor = { time: '\uffff', type: '\uffff', rowid: Number.MAX_SAFE_INTEGER };
 
 export class SqliteCompatStore implements CompatStore {
-  private readonly byStatusStmts: ReadonlyMap<string, Statement<[], StatusItem>>;
+  private readonly byStatusStmts: ReadonlyMap<string, Statement<[string, number], StatusItem>>;
   private readonly devicesAfterStmt: Statement<[string, number], DeviceRow>;
   private readonly eventsOfMacStmt: Statement<
     [Record<string, unknown>],
@@ -109,7 +109,7 @@ export class SqliteCompatStore implements CompatStore {
     this.byStatusStmts = new Map(
       [undefined, ...deviceGroups].map((group) => [
         group ?? '',
-        db.prepare<[], StatusItem>(compatSql.byStatus(group)),
+        db.prepare<[string, number], StatusItem>(compatSql.byStatusAfter(group)),
       ]),
     );
     this.devicesAfterStmt = db.prepare(compatSql.devicesAfter);
@@ -141,10 +141,10 @@ export class SqliteCompatStore implements CompatStore {
     });
   }
 
-  byStatus(group: DeviceGroup | undefined): StatusItem[] {
+  byStatusAfter(group: DeviceGroup | undefined, afterMac: string, limit: number): StatusItem[] {
     const statement = this.byStatusStmts.get(group ?? '');
     if (statement === undefined) throw new RangeError(`unknown group '${String(group)}'`);
-    return statement.all();
+    return statement.all(afterMac, limit);
   }
 
   devicesAfter(afterMac: string, limit: number): DeviceRow[] {

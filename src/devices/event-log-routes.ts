@@ -3,10 +3,11 @@
  * filters and paging. Its own path: `GET /events?mac=` belongs to NetAlertX's shape.
  */
 import { Type } from '@sinclair/typebox';
+import { stringPattern } from '../enum-schema.js';
 import type { App } from '../http/app.js';
 import { DomainError } from '../errors.js';
 import { ErrorRef } from '../http/schemas.js';
-import { toDbTime } from '../time.js';
+import { acceptedTimePattern, toDbTime } from '../time.js';
 import type { EventLogFilter, SqliteEventLog } from './event-log.js';
 import { EventSchema, eventTypes, type EventType } from './history.js';
 import { pagingParams, parsePage } from './params.js';
@@ -15,15 +16,27 @@ export interface EventLogRoutesOptions {
   readonly eventLog: SqliteEventLog;
 }
 
+const typeListWords = `must be a comma-separated list of: ${eventTypes.join(', ')}`;
+
+/** `?type=` as parseTypes reads it: event types separated by commas, spaces around each; or blank. */
+const typeAlternatives = `(?:${eventTypes.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`;
+const typeListPattern = `^\\s*(?:${typeAlternatives}\\s*(?:,\\s*${typeAlternatives}\\s*)*)?$`;
+
 const EventLogQuery = Type.Object(
   {
     type: Type.Optional(
-      Type.String({
-        description: `Comma-separated event types to keep: ${eventTypes.join(', ')}. Default: every type.`,
-      }),
+      stringPattern(
+        typeListPattern,
+        `Comma-separated event types to keep: ${eventTypes.join(', ')}. Default: every type.`,
+        { code: 'INVALID_EVENT_TYPE', rule: typeListWords },
+      ),
     ),
-    since: Type.Optional(Type.String({ description: 'ISO 8601 time: events at or after it.' })),
-    until: Type.Optional(Type.String({ description: 'ISO 8601 time: events at or before it.' })),
+    since: Type.Optional(
+      Type.String({ pattern: acceptedTimePattern, description: 'ISO 8601 time: events at or after it.' }),
+    ),
+    until: Type.Optional(
+      Type.String({ pattern: acceptedTimePattern, description: 'ISO 8601 time: events at or before it.' }),
+    ),
     ...pagingParams,
   },
   { additionalProperties: false },
@@ -46,7 +59,7 @@ function parseTypes(raw: string | undefined): EventType[] | undefined {
   const types = raw.split(',').map((t) => t.trim());
   for (const type of types)
     if (!(eventTypes as readonly string[]).includes(type))
-      throw new DomainError('invalid', `type must be a comma-separated list of: ${eventTypes.join(', ')}.`, {
+      throw new DomainError('invalid', `type ${typeListWords}.`, {
         code: 'INVALID_EVENT_TYPE',
       });
   return [...new Set(types)] as EventType[];

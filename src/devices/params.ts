@@ -143,10 +143,13 @@ export function parseStatus(raw: string | undefined): DeviceListStatus | undefin
 export const searchParam = Type.String({
   description: `Text searched, ignoring case, in name, MAC, IP, vendor and owner (at most ${maxSearchLength} characters).`,
 });
-export const sortParam = Type.String({
-  description: `Sort column: ${sortColumns.join(', ')} (default devMac).`,
-});
-export const orderParam = Type.String({ description: 'asc (default) or desc.' });
+export const sortParam = stringEnum(
+  sortColumns,
+  `Sort column: ${sortColumns.join(', ')} (default devMac).`,
+  'INVALID_SORT',
+);
+const sortOrders = ['asc', 'desc'] as const;
+export const orderParam = stringEnum(sortOrders, 'asc (default) or desc.', 'INVALID_ORDER');
 
 /** `?q=` trimmed (undefined when empty), or a 400 when too long. */
 export function parseSearch(raw: string | undefined): string | undefined {

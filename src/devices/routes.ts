@@ -9,6 +9,7 @@ import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { DomainError } from '../errors.js';
 import { commonErrors, ErrorRef, SuccessMessageSchema, SuccessSchema } from '../http/schemas.js';
+import { macPattern } from '../validation.js';
 import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
 import { columnWrite, deviceWrite } from './input.js';
 import { MacParams, notFound, parsePeriod, pathMac, PeriodQuery, requireMac } from './params.js';
@@ -20,8 +21,16 @@ const tags = ['devices'];
 
 const CopyBody = Type.Object(
   {
-    macFrom: Type.String({ maxLength: 64, description: 'MAC of the device to copy from (must exist).' }),
-    macTo: Type.String({ maxLength: 64, description: 'MAC of the device to create or replace.' }),
+    macFrom: Type.String({
+      maxLength: 64,
+      pattern: macPattern,
+      description: 'MAC of the device to copy from (must exist).',
+    }),
+    macTo: Type.String({
+      maxLength: 64,
+      pattern: macPattern,
+      description: 'MAC of the device to create or replace.',
+    }),
   },
   { additionalProperties: false },
 );

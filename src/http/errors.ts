@@ -7,6 +7,7 @@
  * what only the HTTP layer can say (authentication, routing, body parsing).
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { enumCode, patternWords } from '../enum-schema.js';
 import { DomainError, type ErrorKind } from '../errors.js';
 import { acceptedTimePattern } from '../time.js';
 import {
@@ -92,8 +93,14 @@ const patternRules: ReadonlyMap<string, string> = new Map([
   [ipLiteralPattern, 'must be one IPv4 or IPv6 address'],
   [scanTargetPattern, 'must be an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24'],
   [hostOrIpPattern, 'must be an IP address or a hostname'],
-  [acceptedTimePattern, 'must be an ISO 8601 date-time, or null'],
+  // Where null is also accepted (a device's times), the union's message adds "or null".
+  [acceptedTimePattern, 'must be an ISO 8601 date-time'],
 ]);
+
+/** The words of a pattern: its entry above, or the one registered with its schema (enum-schema.ts). */
+function patternRule(pattern: string): string | undefined {
+  return patternRules.get(pattern) ?? patternWords(pattern)?.rule;
+}
 
 /**
  * The code of a value that breaks a field's own rule (its pattern or its list of values): the code
@@ -115,16 +122,26 @@ const fieldCodes: Readonly<Record<string, string>> = {
   offset: 'INVALID_OFFSET',
   limit: 'INVALID_LIMIT',
   mode: 'INVALID_MODE',
+  // The event log's time filters share the time pattern with a device's times (INVALID_FIELD).
+  since: 'INVALID_TIME',
+  until: 'INVALID_TIME',
 };
 
-/** The code of a validation failure: one field rule broken, or VALIDATION_FAILED. */
+/**
+ * The code of a validation failure: one field rule broken, or VALIDATION_FAILED. A list of values
+ * registered with its code (stringEnum) gives that code; else the field's name; a pattern gives the
+ * field's name's code, else the pattern's.
+ */
 function validationCode(err: FastifyError): string {
   const codes = new Set(
     (err.validation ?? []).map((issue) => {
-      if (issue.keyword !== 'pattern' && issue.keyword !== 'enum') return 'VALIDATION_FAILED';
-      const byPattern =
-        typeof issue.params.pattern === 'string' ? patternCodes.get(issue.params.pattern) : undefined;
-      return byPattern ?? fieldCodes[issue.instancePath.split('/').pop() ?? ''] ?? 'VALIDATION_FAILED';
+      const byName = fieldCodes[issue.instancePath.split('/').pop() ?? ''];
+      const { allowedValues, pattern } = issue.params;
+      if (issue.keyword === 'enum' && Array.isArray(allowedValues))
+        return enumCode(allowedValues) ?? byName ?? 'VALIDATION_FAILED';
+      if (issue.keyword === 'pattern' && typeof pattern === 'string')
+        return byName ?? patternCodes.get(pattern) ?? patternWords(pattern)?.code ?? 'VALIDATION_FAILED';
+      return 'VALIDATION_FAILED';
     }),
   );
   const [only] = codes;
@@ -142,7 +159,7 @@ function alternative(issue: ValidationIssue): string[] {
     return [type === 'integer' || type === 'array' || type === 'object' ? `an ${type}` : `a ${type}`];
   }
   if (typeof params.pattern === 'string') {
-    const rule = patternRules.get(params.pattern);
+    const rule = patternRule(params.pattern);
     if (rule !== undefined) return [`a value that ${rule.replace(/^(must be|is) /, 'is ')}`];
   }
   return [`a value that ${issue.message ?? 'is valid'}`];
@@ -186,20 +203,26 @@ function describeValidation(err: FastifyError): string {
       return [`${path || (err.validationContext ?? 'value')} must be ${inWords([...new Set(accepted)])}`];
     }
     const where = path ? `field '${path}'` : (err.validationContext ?? 'value');
-    // A query parameter outside its list reads as the parameter's own validator words it.
+    // A query parameter that breaks its list or pattern reads as the parameter's own validator
+    // words it: "status must be one of: ...", "since must be an ISO 8601 date-time."
+    const asQuery = err.validationContext === 'querystring' && path !== '';
     if (Array.isArray(params.allowedValues))
       return [
-        err.validationContext === 'querystring' && path
+        asQuery
           ? `${path} must be one of: ${params.allowedValues.join(', ')}.`
           : `${where} must be one of: ${params.allowedValues.join(', ')}`,
       ];
-    if (typeof params.pattern === 'string')
-      return [`${where} ${patternRules.get(params.pattern) ?? `must match ${params.pattern}`}`];
+    if (typeof params.pattern === 'string') {
+      const rule = patternRule(params.pattern) ?? `must match ${params.pattern}`;
+      return [asQuery ? `${path} ${rule}.` : `${where} ${rule}`];
+    }
     return [`${where} ${issue.message ?? 'is invalid'}`];
   });
   const unique = [...new Set(parts)];
-  const onlyLists = (err.validation ?? []).every((issue) => Array.isArray(issue.params.allowedValues));
-  if (err.validationContext === 'querystring' && onlyLists && unique.length > 0) return unique.join(' ');
+  const onlyRules = (err.validation ?? []).every(
+    (issue) => Array.isArray(issue.params.allowedValues) || typeof issue.params.pattern === 'string',
+  );
+  if (err.validationContext === 'querystring' && onlyRules && unique.length > 0) return unique.join(' ');
   return unique.length > 0
     ? `Invalid ${err.validationContext ?? 'input'}: ${unique.join('; ')}`
     : err.message;

@@ -1,31 +1,61 @@
 /**
- * A JSON answer of the shape `{"success":true,"<key>":[..items..],<tail fields>}` written as a
- * stream, item by item, so that a list of any length is sent in bounded memory: the items come from
- * a generator that reads them in short batches, and the stream pulls the next item only when the
- * socket has taken the previous ones (backpressure). The bytes are what serialising the whole
- * object at once would give.
+ * JSON answers holding a list, written as a stream, item by item, so that a list of any length is
+ * sent in bounded memory: the items come from a generator that reads them in short batches, and the
+ * stream pulls the next item only when the socket has taken the previous ones (backpressure). The
+ * bytes are what serialising the whole value at once would give.
  */
 import { Readable } from 'node:stream';
 
 /** Bytes buffered ahead of the socket before the stream stops pulling items. */
 const highWaterMark = 64 * 1024;
 
+/** The JSON text of `items` as an array, in pieces: `[`, then one item at a time, then `]<after>`. */
+function* arrayChunks(before: string, items: Iterable<unknown>, after: string): Generator<string> {
+  yield `${before}[`;
+  let first = true;
+  for (const item of items) {
+    yield first ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
+    first = false;
+  }
+  yield `]${after}`;
+}
+
+/** `{"success":true,"<key>":[..items..],<tail fields>}`. */
 export function jsonListStream(
   key: string,
   items: Iterable<unknown>,
   tail: Readonly<Record<string, unknown>>,
 ): Readable {
-  function* chunks(): Generator<string> {
-    yield `{"success":true,${JSON.stringify(key)}:[`;
-    let first = true;
-    for (const item of items) {
-      yield first ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
-      first = false;
-    }
-    const rest = Object.entries(tail).map(
-      ([name, value]) => `${JSON.stringify(name)}:${JSON.stringify(value)}`,
-    );
-    yield `]${rest.map((field) => `,${field}`).join('')}}`;
+  const rest = Object.entries(tail).map(
+    ([name, value]) => `,${JSON.stringify(name)}:${JSON.stringify(value)}`,
+  );
+  return Readable.from(arrayChunks(`{"success":true,${JSON.stringify(key)}:`, items, `${rest.join('')}}`), {
+    objectMode: false,
+    highWaterMark,
+  });
+}
+
+/** A bare JSON array `[..items..]` (NetAlertX's shape for some lists). */
+export function jsonArrayStream(items: Iterable<unknown>): Readable {
+  return Readable.from(arrayChunks('', items, ''), { objectMode: false, highWaterMark });
+}
+
+/**
+ * Every row of a table read in pages by key, for a streamed answer: `page(after, size)` returns up to
+ * `size` rows after the key `after` ('' first), in key order. Pages are short reads (no iterator is
+ * held open between them, which would keep the database connection busy while the socket drains).
+ */
+export function* keyedPages<Row>(
+  page: (after: string, size: number) => readonly Row[],
+  keyOf: (row: Row) => string,
+  size: number,
+): Generator<Row> {
+  let after = '';
+  for (;;) {
+    const rows = page(after, size);
+    yield* rows;
+    const last = rows[rows.length - 1];
+    if (last === undefined || rows.length < size) return;
+    after = keyOf(last);
   }
-  return Readable.from(chunks(), { objectMode: false, highWaterMark });
 }

@@ -54,6 +54,21 @@ const netalertxTotals = [
   ['netalertx_my_devices', 'Devices not archived.', 'mine'],
 ] as const satisfies ReadonlyArray<readonly [string, string, keyof Totals]>;
 
+/**
+ * Longest label value of netalertx_device_status, in characters. A device's name, vendor and type
+ * may each hold 16 KB: labelled in full, 1,000 such devices made a 65 MB answer whose building
+ * blocked the server for seconds and could exhaust its heap. A label is for display in a dashboard.
+ */
+export const maxLabelChars = 256;
+
+/** A label value cut to maxLabelChars (an ellipsis marks the cut). */
+function labelValue(text: string | null): string {
+  if (text === null) return '';
+  if (text.length <= maxLabelChars) return text;
+  // Not between the two halves of a surrogate pair.
+  return `${text.slice(0, maxLabelChars - 1).replace(/[\uD800-\uDBFF]$/, '')}\u2026`;
+}
+
 /** Status label values of netkeep_devices, with their column in the totals query. */
 const statusColumns = { 'On-line': 'online', 'Off-line': 'offline', Down: 'down' } as const;
 
@@ -153,8 +168,11 @@ export class Metrics {
       FROM Devices`);
     this.selectTotals = () => totals.get() as Totals;
     // NetAlertX's status order: New first, then On-line, Down, Archived, Off-line.
+    // Text read one character past the label bound (labelValue marks the cut), not the whole 16 KB.
+    const cut = (column: string): string => `substr(${column}, 1, ${maxLabelChars + 1}) AS ${column}`;
     const perDevice = db.prepare<[], DeviceStatusRow>(`
-      SELECT devName, devMac, devLastIP, devVendor, devFirstConnection, devLastConnection, devType,
+      SELECT ${cut('devName')}, devMac, ${cut('devLastIP')}, ${cut('devVendor')}, devFirstConnection,
+        devLastConnection, ${cut('devType')},
         CASE
           WHEN devIsNew IS 1 THEN 'New'
           WHEN devPresentLastScan IS 1 THEN 'Online'
@@ -197,13 +215,13 @@ export class Metrics {
     for (const row of this.selectDevices()) {
       this.deviceStatus.set(
         {
-          device: row.devName ?? '',
+          device: labelValue(row.devName),
           mac: row.devMac,
-          ip: row.devLastIP ?? '',
-          vendor: row.devVendor ?? '',
-          first_connection: row.devFirstConnection ?? '',
-          last_connection: row.devLastConnection ?? '',
-          dev_type: row.devType ?? '',
+          ip: labelValue(row.devLastIP),
+          vendor: labelValue(row.devVendor),
+          first_connection: labelValue(row.devFirstConnection),
+          last_connection: labelValue(row.devLastConnection),
+          dev_type: labelValue(row.devType),
           device_status: row.status,
         },
         1,

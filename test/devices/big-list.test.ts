@@ -1,17 +1,23 @@
 /**
- * GET /devices in bounded memory: 1,000 devices with every text field at its longest (and
- * devCustomProps near its bound), listed with limit=1000 and with no limit, while the real server's
- * resident memory is sampled from /proc. Before the list was streamed, the server built the whole
- * answer (~330 MB of JSON) in memory and died with "JavaScript heap out of memory" under npm start.
+ * Lists in bounded memory: 1,000 devices with every text field at its longest (and devCustomProps
+ * near its bound), listed by GET /devices with limit=1000 and with no limit, and by every other
+ * answer that holds every device (NetAlertX's by-status list and export, the per-device metrics),
+ * while the real server's resident memory is sampled from /proc. Before the list was streamed, the
+ * server built the whole answer (~330 MB of JSON) in memory and died with "JavaScript heap out of
+ * memory" under npm start; the export then still read 500 such devices (165 MB) at a time, and
+ * /metrics labelled every series with the full 16 KB texts (a 65 MB answer).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { totalmem } from 'node:os';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { editableFields, maxTextLength, storedFields } from '../../src/devices/catalogue.js';
 import { maxJsonChars } from '../../src/json-bounds.js';
+import { maxLabelChars } from '../../src/metrics/metrics.js';
+import { serverNodeFlagsFor } from '../../src/node-flags.js';
 import { TestServer } from '../helpers/server.js';
 
 const deviceCount = 1000;
@@ -22,22 +28,22 @@ function rssBytes(pid: number): number {
   return Number(match?.[1] ?? 0) * 1024;
 }
 
+interface Streamed {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly bytes: number;
+  readonly peakRss: number;
+}
+
 /**
- * Reads a `{"success":true,"devices":[...],...}` answer as it arrives and parses each device on its
- * own (the whole text is larger than a client would want to hold), with a small JSON tokenizer that
- * tracks strings and nesting. Returns the devices' MACs, the other top-level fields and the peak
- * server RSS seen while the answer streamed.
+ * GETs `path` and hands each chunk of the answer to `onChunk` as it arrives (the whole text is
+ * larger than a client would want to hold), sampling the server's RSS meanwhile.
  */
-async function streamList(
+async function streamed(
   server: TestServer,
   path: string,
-): Promise<{
-  status: number;
-  contentType: string;
-  macs: string[];
-  top: Record<string, unknown>;
-  peakRss: number;
-}> {
+  onChunk: (chunk: Buffer) => void = () => undefined,
+): Promise<Streamed> {
   const pid = server.process.pid ?? 0;
   let peakRss = rssBytes(pid);
   const sampler = setInterval(() => {
@@ -49,61 +55,13 @@ async function streamList(
         `${server.url}${path}`,
         { headers: { authorization: `Bearer ${server.token}` } },
         (res) => {
-          const macs: string[] = [];
-          let outside = ''; // the text outside the devices' objects
-          let item: Buffer[] = [];
-          let inItem = false;
-          let afterItem = false;
-          let depth = 0;
-          let inString = false;
-          let escaped = false;
+          let bytes = 0;
           res.on('data', (chunk: Buffer) => {
-            let itemStart = 0;
-            for (let i = 0; i < chunk.length; i++) {
-              const c = chunk[i] ?? 0;
-              if (inString) {
-                if (escaped) escaped = false;
-                else if (c === 0x5c) escaped = true;
-                else if (c === 0x22) inString = false;
-              } else if (c === 0x22) inString = true;
-              else if (c === 0x7b || c === 0x5b) {
-                depth++;
-                if (depth === 3 && c === 0x7b && !inItem) {
-                  inItem = true; // an object inside the devices array: one device
-                  itemStart = i;
-                }
-              } else if (c === 0x7d || c === 0x5d) {
-                depth--;
-                if (inItem && depth === 2) {
-                  item.push(chunk.subarray(itemStart, i + 1));
-                  const device = JSON.parse(Buffer.concat(item).toString('utf8')) as Record<string, unknown>;
-                  macs.push(String(device.devMac));
-                  assert.equal(String(device.devComments).length, maxTextLength);
-                  item = [];
-                  inItem = false;
-                  afterItem = true;
-                  continue;
-                }
-              }
-              if (inItem) continue;
-              if (afterItem && c === 0x2c) {
-                afterItem = false;
-                continue;
-              }
-              afterItem = false;
-              outside += String.fromCharCode(c);
-            }
-            if (inItem) item.push(chunk.subarray(itemStart));
+            bytes += chunk.length;
+            onChunk(chunk);
           });
           res.on('end', () => {
-            const top = JSON.parse(outside) as Record<string, unknown>;
-            resolve({
-              status: res.statusCode ?? 0,
-              contentType: String(res.headers['content-type']),
-              macs,
-              top,
-              peakRss,
-            });
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes, peakRss });
           });
           res.on('error', reject);
         },
@@ -116,13 +74,83 @@ async function streamList(
   }
 }
 
+/**
+ * Reads a `{"success":true,"devices":[...],...}` answer as it arrives and parses each device on its
+ * own, with a small JSON tokenizer that tracks strings and nesting. Returns the devices' MACs, the
+ * other top-level fields and the peak server RSS seen while the answer streamed.
+ */
+async function streamList(
+  server: TestServer,
+  path: string,
+): Promise<Streamed & { contentType: string; macs: string[]; top: Record<string, unknown> }> {
+  const macs: string[] = [];
+  let outside = ''; // the text outside the devices' objects
+  let item: Buffer[] = [];
+  let inItem = false;
+  let afterItem = false;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  const result = await streamed(server, path, (chunk) => {
+    let itemStart = 0;
+    for (let i = 0; i < chunk.length; i++) {
+      const c = chunk[i] ?? 0;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === 0x5c) escaped = true;
+        else if (c === 0x22) inString = false;
+      } else if (c === 0x22) inString = true;
+      else if (c === 0x7b || c === 0x5b) {
+        depth++;
+        if (depth === 3 && c === 0x7b && !inItem) {
+          inItem = true; // an object inside the devices array: one device
+          itemStart = i;
+        }
+      } else if (c === 0x7d || c === 0x5d) {
+        depth--;
+        if (inItem && depth === 2) {
+          item.push(chunk.subarray(itemStart, i + 1));
+          const device = JSON.parse(Buffer.concat(item).toString('utf8')) as Record<string, unknown>;
+          macs.push(String(device.devMac));
+          assert.equal(String(device.devComments).length, maxTextLength);
+          item = [];
+          inItem = false;
+          afterItem = true;
+          continue;
+        }
+      }
+      if (inItem) continue;
+      if (afterItem && c === 0x2c) {
+        afterItem = false;
+        continue;
+      }
+      afterItem = false;
+      outside += String.fromCharCode(c);
+    }
+    if (inItem) item.push(chunk.subarray(itemStart));
+  });
+  return {
+    ...result,
+    contentType: String(result.headers['content-type']),
+    macs,
+    top: JSON.parse(outside) as Record<string, unknown>,
+  };
+}
+
 describe('GET /devices with 1,000 maximal devices', () => {
   let server: TestServer;
   const macs: string[] = [];
 
   before(async () => {
-    // A body holding every field at its longest is larger than the default BODY_LIMIT.
-    server = await TestServer.start({ env: { BODY_LIMIT: String(1024 * 1024) } });
+    // A body holding every field at its longest is larger than the default BODY_LIMIT. The server
+    // runs with the heap flags npm start gives it (a 512 MiB old generation): the bound is what
+    // counts in production, and V8 left to size its own heap collects late, which blurs the RSS.
+    server = await TestServer.start({
+      env: {
+        BODY_LIMIT: String(1024 * 1024),
+        NODE_OPTIONS: serverNodeFlagsFor('', totalmem()).join(' '),
+      },
+    });
     // One device through the API, every editable text field at its longest: the write path accepts it.
     const fields: Record<string, unknown> = { createNew: true };
     for (const f of editableFields) if (f.kind === 'text') fields[f.name] = 'x'.repeat(maxTextLength);
@@ -177,4 +205,72 @@ describe('GET /devices with 1,000 maximal devices', () => {
       assert.equal((await server.request('GET', '/health', { token: null })).status, 200);
     });
   }
+
+  /** The peak RSS is under the limit, the answer was streamed (not built whole), the server lives. */
+  async function assertBounded(path: string, result: Streamed, t: { diagnostic(text: string): void }) {
+    t.diagnostic(
+      `${path}: ${Math.round(result.bytes / 1024 / 1024)} MB answered, peak server RSS ${Math.round(result.peakRss / 1024 / 1024)} MB`,
+    );
+    assert.equal(result.status, 200, path);
+    assert.ok(
+      result.peakRss < rssLimitBytes,
+      `${path}: peak RSS ${Math.round(result.peakRss / 1024 / 1024)} MB (limit ${rssLimitBytes / 1024 / 1024} MB)`,
+    );
+    assert.equal((await server.request('GET', '/health', { token: null })).status, 200);
+  }
+
+  test('GET /devices/export (CSV): every device, in short pages, while RSS stays under 300 MB', async (t) => {
+    let lines = 0;
+    const result = await streamed(server, '/devices/export', (chunk) => {
+      for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) lines++;
+    });
+    await assertBounded('/devices/export', result, t);
+    assert.equal(result.headers['content-type'], 'text/csv; charset=utf-8');
+    assert.equal(lines, deviceCount + 1, 'a header line and one line per device');
+  });
+
+  test('GET /devices/export/json: every device, in short pages, while RSS stays under 300 MB', async (t) => {
+    let head = '';
+    let tail = '';
+    const result = await streamed(server, '/devices/export/json', (chunk) => {
+      if (head.length < 64) head += chunk.toString('latin1', 0, 64);
+      tail = (tail + chunk.toString('latin1')).slice(-4096);
+    });
+    await assertBounded('/devices/export/json', result, t);
+    assert.ok(head.startsWith('{"data":[{"devMac":"02:00:00:00:00:00"'), head);
+    assert.ok(tail.endsWith(`],"columns":${JSON.stringify(storedFields.map((f) => f.name))}}`));
+  });
+
+  test('GET /devices/by-status: streamed, every device with its full name', async (t) => {
+    const chunks: Buffer[] = [];
+    const result = await streamed(server, '/devices/by-status', (chunk) => chunks.push(chunk));
+    await assertBounded('/devices/by-status', result, t);
+    // Streamed as it is read: not one Content-Length answer built whole in memory.
+    assert.equal(result.headers['transfer-encoding'], 'chunked');
+    assert.equal(result.headers['content-length'], undefined);
+    const items = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; title: string }[];
+    assert.deepEqual(
+      items.map((i) => i.id),
+      macs,
+    );
+    assert.ok(items.every((i) => i.title.length === maxTextLength));
+  });
+
+  test('GET /metrics: device labels cut to a bounded length, so the answer stays small', async (t) => {
+    const chunks: Buffer[] = [];
+    const result = await streamed(server, '/metrics', (chunk) => chunks.push(chunk));
+    await assertBounded('/metrics', result, t);
+    const series = Buffer.concat(chunks)
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('netalertx_device_status{'));
+    assert.equal(series.length, deviceCount);
+    const cut = `${'x'.repeat(maxLabelChars - 1)}\u2026`;
+    assert.ok(series[0]?.includes(`device="${cut}"`), series[0]?.slice(0, 400));
+    assert.ok(series[0]?.includes(`vendor="${cut}"`));
+    assert.ok(
+      result.bytes < deviceCount * 4 * 1024,
+      `${result.bytes} bytes for ${deviceCount} devices (at most ~2 KB each)`,
+    );
+  });
 });

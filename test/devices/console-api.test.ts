@@ -179,7 +179,7 @@ describe('GET /devices search, sort and groups; totals', () => {
       ['sort=devGUID', /^sort must be one of: devName, /],
       [`sort=${encodeURIComponent('devName; DROP TABLE Devices')}`, /^sort must be one of/],
       ['sort=devname', /^sort must be one of/],
-      ['order=up', /^order must be asc or desc/],
+      ['order=up', /^order must be one of: asc, desc/],
       ['status=online', /^status must be one of: On-line, Off-line, Down, my, connected/],
       ['status=Archived', /^status must be one of/],
       ['q=a&q=b', /q/],

@@ -76,6 +76,32 @@ describe('devCustomProps bounds over HTTP', () => {
     assert.equal(valueDepth(device.json.devCustomProps), maxJsonDepth);
   });
 
+  test('the CSV import (POST /devices/import) refuses a value nested too deep, plain or base64', async () => {
+    const deep = nested(4109);
+    const cell = (text: string): string => `"${text.replace(/"/g, '""')}"`;
+    const rows = [
+      ['02:de:ee:00:00:02', deep],
+      ['02:de:ee:00:00:03', Buffer.from(deep).toString('base64')],
+    ];
+    const csv = `devMac,devName,devCustomProps\n${rows.map(([m, v]) => `${m},x,${cell(v ?? '')}`).join('\n')}\n`;
+    const res = await server.request('POST', '/devices/import', {
+      body: { content: Buffer.from(csv).toString('base64') },
+    });
+    assert.equal(res.status, 200, res.text.slice(0, 300));
+    const notes = (res.json.notes as { line: number; note: string }[]).map((n) => [n.line, n.note]);
+    assert.equal(notes.length, 2, JSON.stringify(notes));
+    for (const [, note] of notes)
+      assert.match(
+        String(note),
+        new RegExp(`^devCustomProps .* refused \\(.*at most ${maxJsonDepth} allowed`),
+      );
+    for (const [m] of rows) {
+      const device = await server.request('GET', `/device/${m}`);
+      assert.equal(device.status, 200);
+      assert.deepEqual(device.json.devCustomProps, [], `${m} kept the default`);
+    }
+  });
+
   test('a value stored 4,109 levels deep by another program reads as 200 everywhere', async () => {
     const deep = nested(4109);
     execFileSync('sqlite3', [

@@ -1,6 +1,7 @@
 /**
- * SPEEDTEST_TIMEOUT_MS shorter than a phase of the builtin test: the answer is the documented 504,
- * not a 200 whose cut phases read as 0 Mbit/s. Against the speed stand-in on loopback.
+ * SPEEDTEST_TIMEOUT_MS shorter than a phase of the builtin test (download or upload): the answer is
+ * the documented 504, not a 200 whose cut phases read as 0 Mbit/s. Against the speed stand-in on
+ * loopback.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -40,5 +41,50 @@ describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
       standIn.lines.some((line) => line.startsWith('down ') && line !== 'down 0'),
       'the download phase had started',
     );
+  });
+});
+
+describe('builtin speed test cut inside its upload phase', () => {
+  let standIn: LoopbackSpeedServer;
+  let server: TestServer;
+
+  before(async () => {
+    standIn = await startLoopbackSpeedServer();
+    // Download ends ~2 s in; upload would end ~4 s in: the 3 s limit falls in the upload phase.
+    server = await TestServer.start({
+      env: {
+        SPEEDTEST_BACKEND: 'builtin',
+        SPEEDTEST_SERVER_URL: standIn.url,
+        SPEEDTEST_STREAMS: '2',
+        SPEEDTEST_DURATION_MS: '2000',
+        SPEEDTEST_TIMEOUT_MS: '3000',
+      },
+    });
+  });
+  after(async () => {
+    await server.stop();
+    standIn.stop();
+  });
+
+  test('the download phase is reported, then the 504: no result with upload 0', async () => {
+    const res = await server.request('GET', '/nettools/speedtest', {
+      headers: { accept: 'text/event-stream' },
+    });
+    assert.equal(res.status, 200, res.text);
+    const events = res.text
+      .split('\n\n')
+      .map((block) => ({
+        event: /^event: (.*)$/m.exec(block)?.[1],
+        data: /^data: (.*)$/m.exec(block)?.[1],
+      }))
+      .filter((e) => e.event !== undefined);
+    const phases = events
+      .filter((e) => e.event === 'progress')
+      .map((e) => (JSON.parse(e.data ?? '{}') as { phase?: string }).phase);
+    assert.deepEqual(phases, ['latency', 'download'], res.text);
+    const last = events[events.length - 1];
+    assert.equal(last?.event, 'error', res.text);
+    const body = JSON.parse(last.data ?? '{}') as Record<string, unknown>;
+    assert.deepEqual([body.status, body.code], [504, 'SPEEDTEST_TIMEOUT']);
   });
 });
