@@ -20,7 +20,7 @@
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { newDeviceRow } from '../devices/sqlite-repository.js';
@@ -68,6 +68,8 @@ export interface TableCounts {
 export interface ImportReport {
   readonly source: string;
   readonly kind: SourceKind;
+  /** True when the source is in WAL mode and a copy of it was read (see source.ts). */
+  readonly fromSnapshot: boolean;
   readonly timeZone: string;
   readonly timeZoneFrom: 'option' | 'source' | 'machine';
   readonly dryRun: boolean;
@@ -242,7 +244,9 @@ function openTarget(path: string, dryRun: boolean): { db: Database.Database; cle
 export function importDatabase(options: ImportOptions): ImportReport {
   const dryRun = options.dryRun ?? false;
   const batchSize = options.batchSize ?? 10_000;
-  const source = openSource(options.source);
+  // A WAL-mode source is copied first: beside the target (it will hold as much), else in tmpdir().
+  const targetDir = dirname(options.target);
+  const source = openSource(options.source, existsSync(targetDir) ? { snapshotParent: targetDir } : {});
   const warnings: string[] = [];
   let target: { db: Database.Database; cleanup: () => void } | undefined;
   try {
@@ -251,6 +255,7 @@ export function importDatabase(options: ImportOptions): ImportReport {
     const report: ImportReport = {
       source: options.source,
       kind: source.kind,
+      fromSnapshot: source.fromSnapshot,
       timeZone: zone,
       timeZoneFrom: from,
       dryRun,
