@@ -299,10 +299,18 @@ describe('NetAlertX endpoints', () => {
       assert.equal(res.status, 404, path);
       assert.match(String(res.json.message), /does not offer.*docs\/netalertx\.md/);
     }
-    const queryToken = await server.request('GET', `/devices/by-status?token=${server.token}`, {
-      token: null,
-    });
-    assert.equal(queryToken.status, 403);
+    // A token in the query string is never read: 403, saying why (the right token or a wrong one).
+    for (const token of [server.token, 'wrong']) {
+      const queryToken = await server.request('GET', `/devices/by-status?status=all&token=${token}`, {
+        token: null,
+      });
+      assert.equal(queryToken.status, 403);
+      assert.equal(queryToken.json.code, 'TOKEN_IN_QUERY');
+      assert.match(
+        String(queryToken.json.message),
+        /does not read a token from the query string.*Authorization: Bearer/,
+      );
+    }
   });
 });
 
