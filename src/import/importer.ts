@@ -389,6 +389,12 @@ class Importer {
     const writeBatch = this.db.transaction(write);
     let batch: T[] = [];
     let lastProgress = Date.now();
+    let reported = -1;
+    const report = () => {
+      reported = counts.read;
+      lastProgress = Date.now();
+      this.options.onProgress?.({ table, done: counts.read, total });
+    };
     for (const row of this.source.db.prepare<[], Record<string, SourceValue>>(query).iterate()) {
       counts.read++;
       const converted = convert(row);
@@ -401,13 +407,10 @@ class Importer {
           batch = [];
         }
       }
-      if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) {
-        lastProgress = Date.now();
-        this.options.onProgress?.({ table, done: counts.read, total });
-      }
+      if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) report();
     }
     if (batch.length > 0) writeBatch(batch);
-    this.options.onProgress?.({ table, done: counts.read, total });
+    if (reported !== counts.read) report(); // the last line says the table is done, once
   }
 
   private importDevices(): void {
