@@ -71,7 +71,10 @@ export interface ImportReport {
   /** True when the source is in WAL mode and a copy of it was read (see source.ts). */
   readonly fromSnapshot: boolean;
   readonly timeZone: string;
-  readonly timeZoneFrom: 'option' | 'source' | 'machine';
+  /** option: --timezone; source: its TIMEZONE setting; utc: it stores UTC; machine: this machine's. */
+  readonly timeZoneFrom: 'option' | 'source' | 'utc' | 'machine';
+  /** Why the source's times are taken as UTC (timeZoneFrom 'utc'). */
+  readonly utcBecause: string | undefined;
   readonly dryRun: boolean;
   readonly devices: TableCounts;
   readonly events: TableCounts;
@@ -187,14 +190,6 @@ function sourceText(value: SourceValue | undefined): string {
   return value === null || value === undefined || Buffer.isBuffer(value) ? '' : String(value);
 }
 
-/** The select list of a source table: the wanted columns it has, NULL for those it lacks. */
-function selectList(source: Source, table: string, wanted: readonly string[]): string {
-  const have = new Set(
-    source.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table) as string[],
-  );
-  return wanted.map((c) => (have.has(c) ? `"${c}"` : `NULL AS "${c}"`)).join(', ');
-}
-
 function resolveZone(options: ImportOptions, source: Source, warnings: string[]) {
   if (options.timeZone !== undefined) {
     if (!isTimeZone(options.timeZone))
@@ -207,6 +202,7 @@ function resolveZone(options: ImportOptions, source: Source, warnings: string[])
       );
     return { zone: options.timeZone, from: 'option' as const };
   }
+  if (source.utcBecause !== undefined) return { zone: 'UTC', from: 'utc' as const };
   if (source.timeZoneSetting !== undefined) {
     if (isTimeZone(source.timeZoneSetting)) return { zone: source.timeZoneSetting, from: 'source' as const };
     warnings.push(
@@ -258,6 +254,7 @@ export function importDatabase(options: ImportOptions): ImportReport {
       fromSnapshot: source.fromSnapshot,
       timeZone: zone,
       timeZoneFrom: from,
+      utcBecause: from === 'utc' ? source.utcBecause : undefined,
       dryRun,
       devices: emptyCounts(),
       events: emptyCounts(),
@@ -504,10 +501,15 @@ class Importer {
 
   private importEvents(): void {
     const columns = ['eve_MAC', 'eve_IP', 'eve_DateTime', 'eve_EventType', 'eve_AdditionalInfo'];
+    const { list, mac: macColumn } = this.source.historySelect('Events', columns);
+    if (macColumn === undefined) {
+      this.report.warnings.push('Events has no MAC column (eve_MAC or eveMac): no event was imported');
+      return;
+    }
     // In MAC order (the source's own eve_MAC index): each device's rows then go into netkeep's
     // (MAC, time) index one after another instead of at random places, which keeps the import's
     // index pages in the cache (3x faster at a million events).
-    const query = `SELECT rowid AS rid, ${selectList(this.source, 'Events', columns)} FROM Events ORDER BY eve_MAC, rowid`;
+    const query = `SELECT rowid AS rid, ${list} FROM Events ORDER BY ${macColumn}, rowid`;
     const exists = this.db.prepare<[EventRow], number>(sql.eventExists).pluck();
     const write = this.db.prepare<[EventRow]>(this.dryRun ? sql.stageEvent : sql.insertEvent);
     const counts = this.report.events;
@@ -532,7 +534,12 @@ class Importer {
   }
 
   private importSessions(): void {
-    const query = `SELECT rowid AS rid, ${selectList(this.source, 'Sessions', sessionColumns)} FROM Sessions ORDER BY ses_MAC, rowid`;
+    const { list, mac: macColumn } = this.source.historySelect('Sessions', sessionColumns);
+    if (macColumn === undefined) {
+      this.report.warnings.push('Sessions has no MAC column (ses_MAC or sesMac): no session was imported');
+      return;
+    }
+    const query = `SELECT rowid AS rid, ${list} FROM Sessions ORDER BY ${macColumn}, rowid`;
     const exists = this.db.prepare<[SessionRow], number>(sql.sessionExists).pluck();
     const write = this.db.prepare<[SessionRow]>(this.dryRun ? sql.stageSession : sql.insertSession);
     const counts = this.report.sessions;

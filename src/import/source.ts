@@ -69,6 +69,29 @@ const piAlertColumns: Readonly<Record<string, string>> = {
   dev_CustomProps: 'devCustomProps',
 };
 
+/**
+ * NetAlertX releases of 2026 renamed the Events and Sessions columns to camelCase (its db_upgrade's
+ * migrate_to_camelcase: `eve_MAC` → `eveMac`, ...). The importer reads them by their older names;
+ * here is the newer name of each.
+ */
+const camelCaseHistoryColumns: Readonly<Record<string, string>> = {
+  eve_MAC: 'eveMac',
+  eve_IP: 'eveIp',
+  eve_DateTime: 'eveDateTime',
+  eve_EventType: 'eveEventType',
+  eve_AdditionalInfo: 'eveAdditionalInfo',
+  eve_PendingAlertEmail: 'evePendingAlertEmail',
+  eve_PairEventRowid: 'evePairEventRowid',
+  ses_MAC: 'sesMac',
+  ses_IP: 'sesIp',
+  ses_EventTypeConnection: 'sesEventTypeConnection',
+  ses_DateTimeConnection: 'sesDateTimeConnection',
+  ses_EventTypeDisconnection: 'sesEventTypeDisconnection',
+  ses_DateTimeDisconnection: 'sesDateTimeDisconnection',
+  ses_StillConnected: 'sesStillConnected',
+  ses_AdditionalInfo: 'sesAdditionalInfo',
+};
+
 /** Source column name → catalogue field name, for the columns this file has. */
 export type ColumnMap = ReadonlyMap<string, string>;
 
@@ -80,6 +103,20 @@ export interface Source {
   readonly hasSessions: boolean;
   /** The TIMEZONE setting NetAlertX keeps in its Settings table, when it has one. */
   readonly timeZoneSetting: string | undefined;
+  /**
+   * Why the source's times are UTC already, when they are: NetAlertX after 26.2.6 stores UTC and
+   * converts an older database when it upgrades it (setting DB_TIMESTAMPS_UTC_MIGRATED), after
+   * renaming its history columns to camelCase. Undefined: local times (NetAlertX before, Pi.Alert).
+   */
+  readonly utcBecause: string | undefined;
+  /**
+   * The select list of a history table (Events, Sessions) for the given older column names, each
+   * read from the column the file has (older or camelCase name) or NULL; and that table's MAC column.
+   */
+  historySelect(
+    table: 'Events' | 'Sessions',
+    columns: readonly string[],
+  ): { list: string; mac: string | undefined };
   /** True when a copy was read (the source is in WAL mode), not the file itself. */
   readonly fromSnapshot: boolean;
   close(): void;
@@ -220,10 +257,7 @@ export function openSource(path: string, options: OpenSourceOptions = {}): Sourc
 }
 
 /** What the open database is: its kind, the device columns it has, its tables and time zone. */
-function describe(
-  db: Database.Database,
-  path: string,
-): Pick<Source, 'kind' | 'deviceColumns' | 'hasEvents' | 'hasSessions' | 'timeZoneSetting'> {
+function describe(db: Database.Database, path: string): Omit<Source, 'db' | 'fromSnapshot' | 'close'> {
   const devices = columnsOf(db, 'Devices');
   let kind: SourceKind;
   const deviceColumns = new Map<string, string>();
@@ -243,17 +277,61 @@ function describe(
       { code: 'IMPORT_SOURCE_UNKNOWN' },
     );
   }
-  let timeZoneSetting: string | undefined;
-  if (tableExists(db, 'Settings') && columnsOf(db, 'Settings').includes('setKey')) {
-    const value = db.prepare("SELECT setValue FROM Settings WHERE setKey = 'TIMEZONE'").pluck().get();
-    if (typeof value === 'string' && value.trim() !== '')
-      timeZoneSetting = value.trim().replace(/^['"]|['"]$/g, '');
-  }
+  const settings = tableExists(db, 'Settings') && columnsOf(db, 'Settings').includes('setKey');
+  const setting = (key: string): string | undefined => {
+    if (!settings) return undefined;
+    const value = db.prepare<[string]>('SELECT setValue FROM Settings WHERE setKey = ?').pluck().get(key);
+    const text = typeof value === 'string' || typeof value === 'number' ? String(value).trim() : '';
+    return text === '' ? undefined : text.replace(/^['"]|['"]$/g, '');
+  };
+  const history = new Map<string, Set<string>>();
+  for (const table of ['Events', 'Sessions'])
+    if (tableExists(db, table)) history.set(table, new Set(columnsOf(db, table)));
+  const historySelect = (table: 'Events' | 'Sessions', columns: readonly string[]) => {
+    const have = history.get(table) ?? new Set<string>();
+    const actual = (name: string): string | undefined => {
+      if (have.has(name)) return name;
+      const camel = camelCaseHistoryColumns[name];
+      return camel !== undefined && have.has(camel) ? camel : undefined;
+    };
+    const list = columns
+      .map((name) => {
+        const column = actual(name);
+        return column === undefined ? `NULL AS "${name}"` : `"${column}" AS "${name}"`;
+      })
+      .join(', ');
+    const mac = actual(table === 'Events' ? 'eve_MAC' : 'ses_MAC');
+    return { list, mac: mac === undefined ? undefined : `"${mac}"` };
+  };
   return {
     kind,
     deviceColumns,
-    hasEvents: tableExists(db, 'Events'),
-    hasSessions: tableExists(db, 'Sessions'),
-    timeZoneSetting,
+    hasEvents: history.has('Events'),
+    hasSessions: history.has('Sessions'),
+    timeZoneSetting: setting('TIMEZONE'),
+    utcBecause: utcBecause(setting, history.get('Events')),
+    historySelect,
   };
+}
+
+/** Why a NetAlertX database's times are UTC (see Source.utcBecause), or undefined. */
+function utcBecause(
+  setting: (key: string) => string | undefined,
+  eventColumns: ReadonlySet<string> | undefined,
+): string | undefined {
+  if (setting('DB_TIMESTAMPS_UTC_MIGRATED') === '1')
+    return 'its setting DB_TIMESTAMPS_UTC_MIGRATED says NetAlertX converted them';
+  const version = /^v?(\d+)\.(\d+)\.(\d+)/.exec(setting('VERSION') ?? '');
+  if (version !== null) {
+    const [major, minor, patch] = [version[1], version[2], version[3]].map(Number) as [
+      number,
+      number,
+      number,
+    ];
+    if (major > 26 || (major === 26 && (minor > 2 || (minor === 2 && patch > 6))))
+      return `it was written by NetAlertX ${version[0]} (UTC since 26.2.6)`;
+  }
+  if (eventColumns?.has('eveMac') === true)
+    return 'its camelCase history columns come from a NetAlertX that converted them';
+  return undefined;
 }

@@ -210,3 +210,57 @@ export function netAlertXWalCopy(): string {
     db.close();
   }
 }
+
+/**
+ * A NetAlertX database after a 2026 NetAlertX upgraded it: Events and Sessions columns renamed to
+ * camelCase (as its migrate_to_camelcase does, views dropped first) and every time converted to
+ * UTC (its setting DB_TIMESTAMPS_UTC_MIGRATED is 1). The rows are netAlertXCopy()'s, their times
+ * now meaning UTC.
+ */
+export function netAlertXCamelCaseCopy(): string {
+  const path = netAlertXCopy();
+  const db = new Database(path);
+  try {
+    db.transaction(() => {
+      for (const view of [
+        'Events_Devices',
+        'LatestEventsPerMAC',
+        'Sessions_Devices',
+        'Convert_Events_to_Sessions',
+      ])
+        db.exec(`DROP VIEW IF EXISTS ${view}`);
+      const renames: Record<string, string[]> = {
+        Events: [
+          'MAC:Mac',
+          'IP:Ip',
+          'DateTime',
+          'EventType',
+          'AdditionalInfo',
+          'PendingAlertEmail',
+          'PairEventRowid',
+        ],
+        Sessions: [
+          'MAC:Mac',
+          'IP:Ip',
+          'EventTypeConnection',
+          'DateTimeConnection',
+          'EventTypeDisconnection',
+          'DateTimeDisconnection',
+          'StillConnected',
+          'AdditionalInfo',
+        ],
+      };
+      for (const [table, columns] of Object.entries(renames)) {
+        const prefix = table === 'Events' ? 'eve' : 'ses';
+        for (const column of columns) {
+          const [old = '', renamed = old] = column.split(':');
+          db.exec(`ALTER TABLE ${table} RENAME COLUMN ${prefix}_${old} TO ${prefix}${renamed}`);
+        }
+      }
+      db.prepare("INSERT INTO Settings (setKey, setValue) VALUES ('DB_TIMESTAMPS_UTC_MIGRATED', '1')").run();
+    })();
+  } finally {
+    db.close();
+  }
+  return path;
+}

@@ -13,7 +13,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { TestServer } from '../helpers/server.js';
-import { addManyEvents, netAlertXCopy, netAlertXWalCopy, piAlertCopy, routerGuid } from './fixtures.js';
+import {
+  addManyEvents,
+  netAlertXCamelCaseCopy,
+  netAlertXCopy,
+  netAlertXWalCopy,
+  piAlertCopy,
+  routerGuid,
+} from './fixtures.js';
 
 const cli = fileURLToPath(new URL('../../src/import/cli.js', import.meta.url));
 const importScript = fileURLToPath(new URL('../../../scripts/import.mjs', import.meta.url));
@@ -282,6 +289,45 @@ describe('npm run import: a NetAlertX database in WAL mode, in a directory the i
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('npm run import: a database of a 2026 NetAlertX (camelCase history columns, UTC times)', () => {
+  const source = netAlertXCamelCaseCopy();
+  const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-import-'));
+  after(() => {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(join(source, '..'), { recursive: true, force: true });
+  });
+
+  test('reads eveMac/sesMac... and takes the times as UTC, whatever its TIMEZONE setting', async () => {
+    const run = runImport(dataDir, [source]);
+    assert.equal(run.status, 0, run.stderr + run.stdout);
+    assert.match(run.stdout, /times read as UTC, as stored: its setting DB_TIMESTAMPS_UTC_MIGRATED/);
+    assert.equal(added(run.stdout, 'devices'), 4);
+    assert.equal(added(run.stdout, 'events'), 3, 'the same events as from the older column names');
+    assert.equal(added(run.stdout, 'sessions'), 3);
+    assert.match(run.stdout, /skipped Events row \d+ \(Internet\): 'Internet' is not a MAC address/);
+    const server = await TestServer.start({ dataDir, env: keepHistory });
+    try {
+      const router = await getJson(server, '/device/aa:bb:cc:00:00:01');
+      assert.equal(router.devFirstConnection, '2024-03-31T02:30:00Z', 'UTC as stored, not moved');
+      const events = (await getJson(server, '/device/aa:bb:cc:00:00:01/events')).events as Json[];
+      assert.deepEqual(
+        events.map((e) => e.eve_DateTime),
+        ['2024-10-27T02:30:00Z', '2024-01-15T10:00:00Z'],
+      );
+      const sessions = (await getJson(server, '/device/aa:bb:cc:00:00:01/sessions')).sessions as Json[];
+      assert.deepEqual(
+        sessions.map((s) => [s.ses_DateTimeConnection, s.ses_DateTimeDisconnection]),
+        [['2024-01-15T10:00:00Z', '2024-01-15T12:00:00Z']],
+      );
+    } finally {
+      await server.stop();
+    }
+    // --timezone still wins (a database converted by hand, say).
+    const dry = runImport(dataDir, ['--dry-run', '--timezone', 'Europe/Berlin', source]);
+    assert.match(dry.stdout, /times read as Europe\/Berlin \(--timezone\)/);
   });
 });
 
