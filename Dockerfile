@@ -10,7 +10,10 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY test ./test
 COPY bench ./bench
-RUN ./node_modules/.bin/tsc -p tsconfig.json && npm prune --omit=dev --no-audit --no-fund
+COPY ui ./ui
+COPY scripts ./scripts
+# npm run build: the TypeScript build, then the web console (ui/ into dist/console, with esbuild).
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 # nmap, traceroute, nslookup (dnsutils), speedtest-cli, arp-scan and ip (iproute2) are what the

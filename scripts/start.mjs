@@ -12,7 +12,9 @@
 // - this script killed (even with SIGKILL): the server gets SIGTERM from the kernel, through
 //   `setpriv --pdeathsig TERM` (util-linux) when installed;
 // - npm killed without forwarding (SIGKILL): this script sees that its parent changed and stops the
-//   server as for SIGTERM.
+//   server as for SIGTERM. Only when npm started it (npm_lifecycle_event is set): run as
+//   `nohup node scripts/start.mjs &`, its parent is a shell, and that shell exiting (the terminal
+//   closed) is no reason to stop.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,15 +68,17 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     stopServer(signal);
   });
 }
-const parent = currentParent();
-const parentWatch = setInterval(() => {
-  const now = currentParent();
-  if (parent !== undefined && now !== undefined && now !== parent) {
-    clearInterval(parentWatch);
-    stopServer('SIGTERM');
-  }
-}, 500);
-parentWatch.unref();
+if (process.env.npm_lifecycle_event !== undefined) {
+  const parent = currentParent();
+  const parentWatch = setInterval(() => {
+    const now = currentParent();
+    if (parent !== undefined && now !== undefined && now !== parent) {
+      clearInterval(parentWatch);
+      stopServer('SIGTERM');
+    }
+  }, 500);
+  parentWatch.unref();
+}
 
 server.on('exit', (code, signal) => {
   if (code !== null) process.exit(code);

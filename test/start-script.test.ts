@@ -1,7 +1,7 @@
 /** `npm start` (scripts/start.mjs): runs the server as its child with the V8 flags of src/node-flags.ts. */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -102,6 +102,70 @@ describe('npm start', () => {
       }
     });
   }
+
+  test('node scripts/start.mjs started in the background by a shell that exits keeps serving', async () => {
+    // `nohup node scripts/start.mjs > log &`, then the terminal is closed (or a script goes on and
+    // ends): the shell exits after the server started, and the start script is adopted by init.
+    // That is not npm dying: the server must go on.
+    const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-bgstart-'));
+    const log = join(dataDir, 'start.log');
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(process.env))
+      if (value !== undefined && !name.startsWith('npm_')) env[name] = value; // not run by npm
+    Object.assign(env, {
+      NETKEEP_START_NO_PREPARE: '1',
+      API_TOKEN: 'test-token-0123456789abcdef',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+    });
+    const shell = spawn(
+      'sh',
+      [
+        '-c',
+        `node scripts/start.mjs > '${log}' 2>&1 & until grep -q '"listening"' '${log}'; do sleep 0.1; done`,
+      ],
+      { cwd: root, env },
+    );
+    const shellPid = shell.pid ?? 0;
+    await new Promise((resolve) => shell.once('exit', resolve));
+    let server = 0;
+    let script = 0;
+    try {
+      assert.ok(
+        await eventually(
+          () => existsSync(log) && readFileSync(log, 'utf8').includes('"event":"listening"'),
+          200,
+        ),
+        'the server started',
+      );
+      const listening = readFileSync(log, 'utf8')
+        .split('\n')
+        .find((line) => line.includes('"event":"listening"'));
+      const { pid, port } = JSON.parse(listening ?? '{}') as { pid: number; port: number };
+      server = pid;
+      script = parentOf(server);
+      assert.notEqual(parentOf(script), shellPid, 'the start script lost the shell that started it');
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // three rounds of its parent check
+      assert.ok(isAlive(server), `the server still runs:\n${readFileSync(log, 'utf8')}`);
+      const health = await fetch(`http://127.0.0.1:${port}/health`);
+      assert.equal(health.status, 200);
+      process.kill(script, 'SIGTERM');
+      assert.ok(
+        await eventually(() => !isAlive(server) && !isAlive(script), 200),
+        'SIGTERM still stops both',
+      );
+    } finally {
+      for (const pid of [server, script].filter((p) => p > 0)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone, as it should be
+        }
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 
   test('flags: 512 MiB old generation, or less on a small machine; NODE_OPTIONS wins', () => {
     assert.deepEqual(serverNodeFlagsFor('', 24 * GiB), [

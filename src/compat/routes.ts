@@ -323,7 +323,8 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     {
       schema: {
         tags,
-        summary: 'Events newest first, of one device (?mac=) or of all: {success, events: [eve_* rows]}.',
+        summary:
+          'Events newest first, of one device (?mac=) or of all: {success, events: [eve_* rows], count}.',
         querystring: Type.Object(
           {
             mac: Type.Optional(
@@ -344,16 +345,17 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
       async function* pages(): AsyncGenerator<string> {
         yield '{"success":true,"events":[';
         let cursor: EventCursor | undefined;
-        let first = true;
+        let count = 0;
         do {
           const page = store.eventsAfter(only, cursor, pageSize);
           for (const event of page.events) {
-            yield `${first ? '' : ','}${JSON.stringify(event)}`;
-            first = false;
+            yield `${count === 0 ? '' : ','}${JSON.stringify(event)}`;
+            count++;
           }
           cursor = page.next;
         } while (cursor !== undefined);
-        yield ']}';
+        // Newer NetAlertX releases add the number of events; it comes last here (streamed).
+        yield `],"count":${count}}`;
       }
       return reply.type('application/json; charset=utf-8').send(Readable.from(pages()));
     },

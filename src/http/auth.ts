@@ -18,6 +18,26 @@ export function isPublicPath(url: string): boolean {
   return publicPaths.has(path) || path.startsWith('/docs/') || path.startsWith('/ui/');
 }
 
+/**
+ * NetAlertX also reads its token from `?token=`; netkeep never does (URLs end up in proxy logs,
+ * browser history and Referer headers). Such a request is refused saying so, rather than with the
+ * bare "Not authorized" that leaves the client guessing. It tells nothing about which paths exist.
+ */
+function tokenInQuery(url: string): boolean {
+  const at = url.indexOf('?');
+  return at >= 0 && new URLSearchParams(url.slice(at + 1)).has('token');
+}
+
+const queryTokenRefused = () =>
+  new ApiError(
+    403,
+    'Forbidden',
+    'netkeep does not read a token from the query string (URLs end up in logs): send it as the header Authorization: Bearer <token> (see docs/netalertx.md).',
+    undefined,
+    {},
+    'TOKEN_IN_QUERY',
+  );
+
 /** Methods that change nothing: a cookie alone may authorise them from anywhere SameSite allows. */
 const safeMethods = new Set(['GET', 'HEAD']);
 
@@ -53,7 +73,8 @@ export function registerAuth(app: FastifyInstance, token: string, sessions: Sess
   const refusal = (request: FastifyRequest): ApiError | undefined => {
     if (isPublicPath(request.url)) return undefined;
     if (isAuthorized(request.headers.authorization)) return undefined;
-    if (!sessions.isValid(request.headers.cookie)) return ApiError.forbidden();
+    if (!sessions.isValid(request.headers.cookie))
+      return tokenInQuery(request.url) ? queryTokenRefused() : ApiError.forbidden();
     if (!safeMethods.has(request.method) && !sameOrigin(request))
       return new ApiError(
         403,

@@ -48,7 +48,12 @@ function line(name: string, c: TableCounts, dryRun: boolean): string {
 export function summary(report: ImportReport): string {
   const lines = [
     `${report.dryRun ? 'Dry run (nothing was changed)' : 'Imported'}: ${report.source} (${report.kind === 'netalertx' ? 'NetAlertX' : 'Pi.Alert'})`,
-    `  times read as ${report.timeZone} (${report.timeZoneFrom === 'option' ? '--timezone' : report.timeZoneFrom === 'source' ? "the source's TIMEZONE setting" : "this machine's zone"}) and stored as UTC`,
+    ...(report.fromSnapshot
+      ? ['  read from a copy of it (it is in WAL mode): nothing is created beside it']
+      : []),
+    report.timeZoneFrom === 'utc'
+      ? `  times read as UTC, as stored: ${report.utcBecause ?? 'the source stores UTC'} (--timezone overrides)`
+      : `  times read as ${report.timeZone} (${report.timeZoneFrom === 'option' ? '--timezone' : report.timeZoneFrom === 'source' ? "the source's TIMEZONE setting" : "this machine's zone"}) and stored as UTC`,
     line('devices', report.devices, report.dryRun),
     line('events', report.events, report.dryRun),
     line('sessions', report.sessions, report.dryRun),

@@ -20,7 +20,7 @@
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { newDeviceRow } from '../devices/sqlite-repository.js';
@@ -68,8 +68,13 @@ export interface TableCounts {
 export interface ImportReport {
   readonly source: string;
   readonly kind: SourceKind;
+  /** True when the source is in WAL mode and a copy of it was read (see source.ts). */
+  readonly fromSnapshot: boolean;
   readonly timeZone: string;
-  readonly timeZoneFrom: 'option' | 'source' | 'machine';
+  /** option: --timezone; source: its TIMEZONE setting; utc: it stores UTC; machine: this machine's. */
+  readonly timeZoneFrom: 'option' | 'source' | 'utc' | 'machine';
+  /** Why the source's times are taken as UTC (timeZoneFrom 'utc'). */
+  readonly utcBecause: string | undefined;
   readonly dryRun: boolean;
   readonly devices: TableCounts;
   readonly events: TableCounts;
@@ -185,14 +190,6 @@ function sourceText(value: SourceValue | undefined): string {
   return value === null || value === undefined || Buffer.isBuffer(value) ? '' : String(value);
 }
 
-/** The select list of a source table: the wanted columns it has, NULL for those it lacks. */
-function selectList(source: Source, table: string, wanted: readonly string[]): string {
-  const have = new Set(
-    source.db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table) as string[],
-  );
-  return wanted.map((c) => (have.has(c) ? `"${c}"` : `NULL AS "${c}"`)).join(', ');
-}
-
 function resolveZone(options: ImportOptions, source: Source, warnings: string[]) {
   if (options.timeZone !== undefined) {
     if (!isTimeZone(options.timeZone))
@@ -205,6 +202,7 @@ function resolveZone(options: ImportOptions, source: Source, warnings: string[])
       );
     return { zone: options.timeZone, from: 'option' as const };
   }
+  if (source.utcBecause !== undefined) return { zone: 'UTC', from: 'utc' as const };
   if (source.timeZoneSetting !== undefined) {
     if (isTimeZone(source.timeZoneSetting)) return { zone: source.timeZoneSetting, from: 'source' as const };
     warnings.push(
@@ -242,7 +240,9 @@ function openTarget(path: string, dryRun: boolean): { db: Database.Database; cle
 export function importDatabase(options: ImportOptions): ImportReport {
   const dryRun = options.dryRun ?? false;
   const batchSize = options.batchSize ?? 10_000;
-  const source = openSource(options.source);
+  // A WAL-mode source is copied first: beside the target (it will hold as much), else in tmpdir().
+  const targetDir = dirname(options.target);
+  const source = openSource(options.source, existsSync(targetDir) ? { snapshotParent: targetDir } : {});
   const warnings: string[] = [];
   let target: { db: Database.Database; cleanup: () => void } | undefined;
   try {
@@ -251,8 +251,10 @@ export function importDatabase(options: ImportOptions): ImportReport {
     const report: ImportReport = {
       source: options.source,
       kind: source.kind,
+      fromSnapshot: source.fromSnapshot,
       timeZone: zone,
       timeZoneFrom: from,
+      utcBecause: from === 'utc' ? source.utcBecause : undefined,
       dryRun,
       devices: emptyCounts(),
       events: emptyCounts(),
@@ -384,6 +386,12 @@ class Importer {
     const writeBatch = this.db.transaction(write);
     let batch: T[] = [];
     let lastProgress = Date.now();
+    let reported = -1;
+    const report = () => {
+      reported = counts.read;
+      lastProgress = Date.now();
+      this.options.onProgress?.({ table, done: counts.read, total });
+    };
     for (const row of this.source.db.prepare<[], Record<string, SourceValue>>(query).iterate()) {
       counts.read++;
       const converted = convert(row);
@@ -396,13 +404,10 @@ class Importer {
           batch = [];
         }
       }
-      if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) {
-        lastProgress = Date.now();
-        this.options.onProgress?.({ table, done: counts.read, total });
-      }
+      if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) report();
     }
     if (batch.length > 0) writeBatch(batch);
-    this.options.onProgress?.({ table, done: counts.read, total });
+    if (reported !== counts.read) report(); // the last line says the table is done, once
   }
 
   private importDevices(): void {
@@ -496,10 +501,15 @@ class Importer {
 
   private importEvents(): void {
     const columns = ['eve_MAC', 'eve_IP', 'eve_DateTime', 'eve_EventType', 'eve_AdditionalInfo'];
+    const { list, mac: macColumn } = this.source.historySelect('Events', columns);
+    if (macColumn === undefined) {
+      this.report.warnings.push('Events has no MAC column (eve_MAC or eveMac): no event was imported');
+      return;
+    }
     // In MAC order (the source's own eve_MAC index): each device's rows then go into netkeep's
     // (MAC, time) index one after another instead of at random places, which keeps the import's
     // index pages in the cache (3x faster at a million events).
-    const query = `SELECT rowid AS rid, ${selectList(this.source, 'Events', columns)} FROM Events ORDER BY eve_MAC, rowid`;
+    const query = `SELECT rowid AS rid, ${list} FROM Events ORDER BY ${macColumn}, rowid`;
     const exists = this.db.prepare<[EventRow], number>(sql.eventExists).pluck();
     const write = this.db.prepare<[EventRow]>(this.dryRun ? sql.stageEvent : sql.insertEvent);
     const counts = this.report.events;
@@ -524,7 +534,12 @@ class Importer {
   }
 
   private importSessions(): void {
-    const query = `SELECT rowid AS rid, ${selectList(this.source, 'Sessions', sessionColumns)} FROM Sessions ORDER BY ses_MAC, rowid`;
+    const { list, mac: macColumn } = this.source.historySelect('Sessions', sessionColumns);
+    if (macColumn === undefined) {
+      this.report.warnings.push('Sessions has no MAC column (ses_MAC or sesMac): no session was imported');
+      return;
+    }
+    const query = `SELECT rowid AS rid, ${list} FROM Sessions ORDER BY ${macColumn}, rowid`;
     const exists = this.db.prepare<[SessionRow], number>(sql.sessionExists).pluck();
     const write = this.db.prepare<[SessionRow]>(this.dryRun ? sql.stageSession : sql.insertSession);
     const counts = this.report.sessions;

@@ -3,7 +3,7 @@
  * every form the sources hold, rows that are not MACs (`Internet`), history in local time across
  * daylight-saving changes, and values a real database can hold that netkeep refuses.
  */
-import { copyFileSync, chmodSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, chmodSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,13 +22,17 @@ function copyFixture(name: string): string {
 }
 
 /**
- * NetAlertX app.db with its TIMEZONE setting Europe/Berlin. Devices: three MAC forms plus one bare,
- * 'Internet', and 'zz:zz'. History includes 02:30 on 2024-03-31 (does not exist in Berlin) and on
- * 2024-10-27 (exists twice).
+ * NetAlertX app.db with its TIMEZONE setting Europe/Berlin, and the three Devices columns NetAlertX
+ * adds when it first runs (devFQDN, devParentRelType, devReqNicsOnline: the shipped file lacks
+ * them). Devices: three MAC forms plus one bare, 'Internet', and 'zz:zz'. History includes 02:30 on
+ * 2024-03-31 (does not exist in Berlin) and on 2024-10-27 (exists twice).
  */
 export function netAlertXCopy(): string {
   const path = copyFixture('netalertx-app.db');
   const db = new Database(path);
+  // What NetAlertX's initDB does on its first start (ensure_column).
+  for (const column of ['devFQDN TEXT', 'devParentRelType TEXT', 'devReqNicsOnline INTEGER'])
+    db.exec(`ALTER TABLE Devices ADD COLUMN ${column}`);
   db.prepare("INSERT INTO Settings (setKey, setValue) VALUES ('TIMEZONE', 'Europe/Berlin')").run();
   const device = db.prepare(`INSERT INTO Devices (devMac, devName, devOwner, devType, devVendor, devFavorite,
       devFirstConnection, devLastConnection, devLastIP, devAlertDown, devSkipRepeated, devLastNotification,
@@ -78,6 +82,10 @@ export function netAlertXCopy(): string {
     device.run({ ...base, mac: 'aabbcc000004', name: 'TV', present: 1, skip: 99999, notified: 'garbage' });
     device.run({ ...base, mac: 'Internet', name: 'Internet' });
     device.run({ ...base, mac: 'zz:zz', name: 'broken' });
+    db.prepare(
+      `UPDATE Devices SET devFQDN = 'router.lan', devParentRelType = 'nic', devReqNicsOnline = 1
+       WHERE devMac = 'AA:BB:CC:00:00:01'`,
+    ).run();
   })();
   const event = db.prepare(
     `INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo, eve_PendingAlertEmail)
@@ -170,4 +178,89 @@ export function addManyEvents(path: string, mac: string, count: number): void {
             CASE WHEN i % 2 = 0 THEN 'Connected' ELSE 'Disconnected' END, '', 0 FROM n`,
   ).run(count, mac);
   db.close();
+}
+
+/**
+ * A NetAlertX database as it lies on disk while NetAlertX runs: in WAL mode (NetAlertX opens it with
+ * journal_mode=WAL), with rows that are only in `app.db-wal`, not yet checkpointed into app.db. The
+ * two files are copied from under an open writer into a directory of their own, `app.db` and
+ * `app.db-wal`; returns the path of app.db. The WAL holds the device aa:bb:cc:00:00:05 ('In WAL')
+ * and one event of it.
+ */
+export function netAlertXWalCopy(): string {
+  const filled = netAlertXCopy();
+  const db = new Database(filled);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.prepare(
+      `INSERT INTO Devices (devMac, devName, devFirstConnection, devLastConnection, devLastIP)
+       VALUES ('AA:BB:CC:00:00:05', 'In WAL', '2024-07-01 12:00:00', '2024-07-01 12:00:00', '192.168.1.50')`,
+    ).run();
+    db.prepare(
+      `INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo, eve_PendingAlertEmail)
+       VALUES ('AA:BB:CC:00:00:05', '192.168.1.50', '2024-07-01 12:00:00', 'New Device', '', 1)`,
+    ).run();
+    const dir = join(filled, '..', 'live');
+    mkdirSync(dir);
+    copyFileSync(filled, join(dir, 'app.db'));
+    copyFileSync(`${filled}-wal`, join(dir, 'app.db-wal'));
+    return join(dir, 'app.db');
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A NetAlertX database after a 2026 NetAlertX upgraded it: Events and Sessions columns renamed to
+ * camelCase (as its migrate_to_camelcase does, views dropped first) and every time converted to
+ * UTC (its setting DB_TIMESTAMPS_UTC_MIGRATED is 1). The rows are netAlertXCopy()'s, their times
+ * now meaning UTC.
+ */
+export function netAlertXCamelCaseCopy(): string {
+  const path = netAlertXCopy();
+  const db = new Database(path);
+  try {
+    db.transaction(() => {
+      for (const view of [
+        'Events_Devices',
+        'LatestEventsPerMAC',
+        'Sessions_Devices',
+        'Convert_Events_to_Sessions',
+      ])
+        db.exec(`DROP VIEW IF EXISTS ${view}`);
+      const renames: Record<string, string[]> = {
+        Events: [
+          'MAC:Mac',
+          'IP:Ip',
+          'DateTime',
+          'EventType',
+          'AdditionalInfo',
+          'PendingAlertEmail',
+          'PairEventRowid',
+        ],
+        Sessions: [
+          'MAC:Mac',
+          'IP:Ip',
+          'EventTypeConnection',
+          'DateTimeConnection',
+          'EventTypeDisconnection',
+          'DateTimeDisconnection',
+          'StillConnected',
+          'AdditionalInfo',
+        ],
+      };
+      for (const [table, columns] of Object.entries(renames)) {
+        const prefix = table === 'Events' ? 'eve' : 'ses';
+        for (const column of columns) {
+          const [old = '', renamed = old] = column.split(':');
+          db.exec(`ALTER TABLE ${table} RENAME COLUMN ${prefix}_${old} TO ${prefix}${renamed}`);
+        }
+      }
+      db.prepare("INSERT INTO Settings (setKey, setValue) VALUES ('DB_TIMESTAMPS_UTC_MIGRATED', '1')").run();
+    })();
+  } finally {
+    db.close();
+  }
+  return path;
 }

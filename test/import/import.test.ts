@@ -7,13 +7,20 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { TestServer } from '../helpers/server.js';
-import { addManyEvents, netAlertXCopy, piAlertCopy, routerGuid } from './fixtures.js';
+import {
+  addManyEvents,
+  netAlertXCamelCaseCopy,
+  netAlertXCopy,
+  netAlertXWalCopy,
+  piAlertCopy,
+  routerGuid,
+} from './fixtures.js';
 
 const cli = fileURLToPath(new URL('../../src/import/cli.js', import.meta.url));
 const importScript = fileURLToPath(new URL('../../../scripts/import.mjs', import.meta.url));
@@ -29,8 +36,16 @@ interface Run {
   readonly stderr: string;
 }
 
-function runImport(dataDir: string, args: string[], env: Record<string, string> = {}, script = cli): Run {
-  const result = spawnSync(process.execPath, [script, ...args], {
+function runImport(
+  dataDir: string,
+  args: string[],
+  env: Record<string, string> = {},
+  script = cli,
+  wrapper: readonly string[] = [],
+): Run {
+  const [command, ...rest] = wrapper.length > 0 ? wrapper : [process.execPath];
+  const argv = wrapper.length > 0 ? [...rest, process.execPath] : rest;
+  const result = spawnSync(command ?? process.execPath, [...argv, script, ...args], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: dataDir, TZ: 'UTC', ...env },
     encoding: 'utf8',
   });
@@ -98,6 +113,10 @@ describe('npm run import: NetAlertX app.db into a running server', () => {
     assert.equal(router.devStatus, 'On-line');
     assert.equal(router.devGUID, routerGuid);
     assert.equal(router.devParentMAC, 'Internet');
+    // The columns NetAlertX adds at run time (ALTER TABLE in the fixture copy).
+    assert.equal(router.devFQDN, 'router.lan');
+    assert.equal(router.devParentRelType, 'nic');
+    assert.equal(router.devReqNicsOnline, 1);
     assert.deepEqual(router.devCustomProps, [{ name: 'rack', value: 'A1' }]);
     assert.ok(router.devSkipRepeated === 24 || router.devSkipRepeated === 1, String(router.devSkipRepeated));
     // 02:30 on 2024-03-31 never happened in Berlin: read as 03:30 CEST = 01:30 UTC.
@@ -233,6 +252,82 @@ describe('npm run import: Pi.Alert database', () => {
     const notDb = runImport(dataDir, [join(dataDir, 'missing.db')]);
     assert.equal(notDb.status, 2);
     assert.match(notDb.stderr, /cannot be opened/);
+  });
+});
+
+describe('npm run import: a NetAlertX database in WAL mode, in a directory the importer may not write', () => {
+  const source = netAlertXWalCopy();
+  const sourceDir = join(source, '..');
+  const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-import-'));
+  const hashes = () => readdirSync(sourceDir).map((name) => `${name} ${sha256(join(sourceDir, name))}`);
+  // As root, the import runs as nobody (the directory is root's, 0755); otherwise the directory is
+  // made read-only for us. Either way SQLite could not create app.db-shm beside the source.
+  const asNobody =
+    process.getuid?.() === 0 ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : [];
+  after(() => {
+    chmodSync(sourceDir, 0o755);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(join(sourceDir, '..'), { recursive: true, force: true });
+  });
+
+  test('reads a copy with the rows of app.db-wal; nothing is created beside the source', async () => {
+    chmodSync(dataDir, 0o777);
+    chmodSync(join(sourceDir, '..'), 0o755); // mkdtemp's 0700 would keep nobody out altogether
+    if (asNobody.length === 0) chmodSync(sourceDir, 0o555);
+    const before = hashes();
+    assert.deepEqual(readdirSync(sourceDir).sort(), ['app.db', 'app.db-wal']);
+    const run = runImport(dataDir, [source], {}, cli, asNobody);
+    assert.equal(run.status, 0, run.stderr + run.stdout);
+    assert.match(run.stdout, /read from a copy of it \(it is in WAL mode\)/);
+    assert.equal(added(run.stdout, 'devices'), 5, 'four devices of app.db and one only in app.db-wal');
+    assert.equal(added(run.stdout, 'events'), 4);
+    assert.deepEqual(hashes(), before, 'app.db and app.db-wal unchanged, no app.db-shm');
+    assert.deepEqual(readdirSync(dataDir).sort(), ['netkeep.db'], 'the copy was removed');
+    const server = await TestServer.start({ dataDir, env: keepHistory });
+    try {
+      assert.equal((await getJson(server, '/device/aa:bb:cc:00:00:05')).devName, 'In WAL');
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('npm run import: a database of a 2026 NetAlertX (camelCase history columns, UTC times)', () => {
+  const source = netAlertXCamelCaseCopy();
+  const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-import-'));
+  after(() => {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(join(source, '..'), { recursive: true, force: true });
+  });
+
+  test('reads eveMac/sesMac... and takes the times as UTC, whatever its TIMEZONE setting', async () => {
+    const run = runImport(dataDir, [source]);
+    assert.equal(run.status, 0, run.stderr + run.stdout);
+    assert.match(run.stdout, /times read as UTC, as stored: its setting DB_TIMESTAMPS_UTC_MIGRATED/);
+    assert.equal(added(run.stdout, 'devices'), 4);
+    assert.equal(added(run.stdout, 'events'), 3, 'the same events as from the older column names');
+    assert.equal(added(run.stdout, 'sessions'), 3);
+    assert.match(run.stdout, /skipped Events row \d+ \(Internet\): 'Internet' is not a MAC address/);
+    const server = await TestServer.start({ dataDir, env: keepHistory });
+    try {
+      const router = await getJson(server, '/device/aa:bb:cc:00:00:01');
+      assert.equal(router.devFirstConnection, '2024-03-31T02:30:00Z', 'UTC as stored, not moved');
+      const events = (await getJson(server, '/device/aa:bb:cc:00:00:01/events')).events as Json[];
+      assert.deepEqual(
+        events.map((e) => e.eve_DateTime),
+        ['2024-10-27T02:30:00Z', '2024-01-15T10:00:00Z'],
+      );
+      const sessions = (await getJson(server, '/device/aa:bb:cc:00:00:01/sessions')).sessions as Json[];
+      assert.deepEqual(
+        sessions.map((s) => [s.ses_DateTimeConnection, s.ses_DateTimeDisconnection]),
+        [['2024-01-15T10:00:00Z', '2024-01-15T12:00:00Z']],
+      );
+    } finally {
+      await server.stop();
+    }
+    // --timezone still wins (a database converted by hand, say).
+    const dry = runImport(dataDir, ['--dry-run', '--timezone', 'Europe/Berlin', source]);
+    assert.match(dry.stdout, /times read as Europe\/Berlin \(--timezone\)/);
   });
 });
 
