@@ -7,8 +7,10 @@
  *   tool dies with its server through a parent-death signal; this catches the rest, e.g. a command
  *   started in the instant the server died, or one whose binary has file capabilities, for which
  *   the kernel drops that signal.)
- * - nmap's temporary directories, named `netkeep-nmap-<owner tag>-*`: removed when their owner
- *   is gone. Unnamed ones from older versions are removed once older than any scan can run.
+ * - temporary files and directories named `netkeep-nmap-<owner tag>-*`: nmap's XML report file,
+ *   which loses its name the instant it is created (runner.ts, `openReportFile`), and the
+ *   directories older versions wrote it to: removed when their owner is gone. Unnamed ones from
+ *   older versions are removed once older than any scan can run.
  *
  * The owner tag is `<pid>.<start time>`: a pid alone may be reused by an unrelated process.
  */
@@ -32,13 +34,13 @@ export function ownerTagOf(pid: number): string {
   return `${pid}.${statFields(pid)?.[19] ?? '0'}`;
 }
 
-/** This process's owner tag, given to every tool process and temp directory it makes. */
+/** This process's owner tag, given to every tool process and temp file it makes. */
 export const ownerTag = ownerTagOf(process.pid);
 
 /** The environment variable that names a tool process's owner. */
 export const ownerVariable = 'NETKEEP_OWNER';
 
-/** Prefix of nmap's temporary directories in the system temp directory. */
+/** Prefix of nmap's report file in the system temp directory (of its directory, in older versions). */
 export const nmapTempPrefix = 'netkeep-nmap-';
 
 /** True while the process the tag names still runs (same pid, same start time, not a zombie). */
@@ -59,7 +61,7 @@ export interface Cleanup {
   readonly removed: string[];
 }
 
-/** Kills orphaned tool processes and removes orphaned temp directories; returns what it did. */
+/** Kills orphaned tool processes and removes orphaned temp files and directories; returns what it did. */
 export function cleanupOrphans(tempDir = tmpdir(), now = Date.now()): Cleanup {
   const killed: number[] = [];
   let entries: string[] = [];

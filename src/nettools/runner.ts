@@ -13,17 +13,30 @@
  *   at the next start (orphans.ts, through NETKEEP_OWNER in the command's environment);
  * - a time limit (`timeout`), a stdout cap (`command-failed`, "Output too large"), an AbortSignal
  *   (client gone: `aborted`);
+ * - optionally a report on file descriptor 3 (nmap's `-oX /dev/fd/3`), in a file that has no name;
  * - a global concurrency limit with a short queue; beyond it `saturated` with a retry delay;
  *
  * Failures are DomainErrors (src/errors.ts); the HTTP layer maps them to statuses.
  * - one structured log line per run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { DomainError } from '../errors.js';
-import { ownerTag, ownerVariable } from './orphans.js';
+import { nmapTempPrefix, ownerTag, ownerVariable } from './orphans.js';
 
 /** The Debian package that provides each command, named when a tool is missing. */
 export const toolPackages = {
@@ -73,6 +86,12 @@ export interface RunOptions {
    */
   readonly allowNonZeroExit?: boolean;
   /**
+   * The command writes a report to file descriptor 3, e.g. nmap with `-oX /dev/fd/3`, read into
+   * `RunResult.report` after it exits. More than `reportLimitFactor` times the output cap is an
+   * "Output too large" failure. See `openReportFile` for why a file and not a pipe.
+   */
+  readonly report?: boolean;
+  /**
    * Called with each complete stdout line as it arrives (without its newline; a last line without
    * one at exit), for live progress. Only lines within the output cap are handed out.
    */
@@ -82,12 +101,20 @@ export interface RunOptions {
 export interface RunResult {
   readonly stdout: string;
   readonly stderr: string;
+  /** What the command wrote to file descriptor 3 when `report` was asked for; '' otherwise. */
+  readonly report: string;
   readonly exitCode: number;
   readonly durationMs: number;
 }
 
 /** Bytes of stderr kept (and returned as `details`): the tail is what explains a failure. */
 const stderrKeep = 2048;
+
+/**
+ * A report (fd 3) may be this many times the stdout cap: nmap's XML of a host is several times its
+ * text. (Earlier versions read nmap's XML back whole, with no cap at all.)
+ */
+export const reportLimitFactor = 16;
 
 export type RunOutcome =
   'ok' | 'exit-nonzero' | 'timeout' | 'output-too-large' | 'aborted' | 'shutdown' | 'spawn-error';
@@ -256,18 +283,26 @@ export class ToolRunner {
   private execute(binary: string, options: RunOptions): Promise<RunResult> {
     const started = performance.now();
     const limit = options.outputLimit ?? this.options.outputLimit;
+    const reportLimit = limit * reportLimitFactor;
+    const reportFile = options.report ? openReportFile() : undefined;
     // setpriv sets the signal, then execs the tool: same pid, same process group.
     const [command, args] =
       this.setpriv === undefined
         ? [binary, options.args]
         : [this.setpriv, ['--pdeathsig', 'KILL', '--', binary, ...options.args]];
-    const child = spawn(command, args, {
-      env: { LC_ALL: 'C', PATH: this.options.toolPath, [ownerVariable]: ownerTag },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-      shell: false,
-      cwd: '/',
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, {
+        env: { LC_ALL: 'C', PATH: this.options.toolPath, [ownerVariable]: ownerTag },
+        stdio: reportFile === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe', reportFile],
+        detached: true,
+        shell: false,
+        cwd: '/',
+      });
+    } catch (err) {
+      if (reportFile !== undefined) closeSync(reportFile);
+      throw err;
+    }
     this.running.add(child);
 
     return new Promise<RunResult>((resolve, reject) => {
@@ -291,7 +326,8 @@ export class ToolRunner {
       options.signal?.addEventListener('abort', onAbort, { once: true });
 
       const lines = options.onLine === undefined ? undefined : new LineSplitter(options.onLine);
-      child.stdout.on('data', (chunk: Buffer) => {
+      const { stdout: stdoutStream, stderr: stderrStream } = outputPipes(child);
+      stdoutStream.on('data', (chunk: Buffer) => {
         if (stopReason !== undefined) return;
         stdoutBytes += chunk.length;
         if (stdoutBytes > limit) {
@@ -301,8 +337,8 @@ export class ToolRunner {
         stdout.push(chunk);
         lines?.push(chunk);
       });
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (chunk: string) => {
+      stderrStream.setEncoding('utf8');
+      stderrStream.on('data', (chunk: string) => {
         // Keep only a bounded tail: stderr is for `details`, not for the answer.
         stderr = (stderr + chunk).slice(-4 * stderrKeep);
       });
@@ -323,6 +359,14 @@ export class ToolRunner {
         // when the next hop starts), unless the cap stopped it.
         if (stopReason !== 'output-too-large') lines?.end();
         const text = Buffer.concat(stdout).toString('utf8');
+        // The report is read once the command has exited, and only when it can be the answer.
+        // Unlike stdout it cannot be cut off as it grows: a file is checked at the end.
+        let report: string | undefined = '';
+        if (reportFile !== undefined) {
+          report = stopReason === undefined && !spawnError ? readReportFile(reportFile, reportLimit) : '';
+          closeSync(reportFile);
+        }
+        if (report === undefined) stopReason ??= 'output-too-large';
         const exitCode = code ?? -1;
         let outcome: RunOutcome = stopReason ?? (exitCode === 0 ? 'ok' : 'exit-nonzero');
         if (spawnError) outcome = 'spawn-error';
@@ -347,7 +391,9 @@ export class ToolRunner {
             reject(
               new DomainError(
                 'command-failed',
-                `${options.tool} produced more than ${limit} bytes of output and was stopped.`,
+                report === undefined
+                  ? `${options.tool} wrote a report of more than ${reportLimit} bytes.`
+                  : `${options.tool} produced more than ${limit} bytes of output and was stopped.`,
                 { code: 'TOOL_OUTPUT_TOO_LARGE', reason: 'Output too large' },
               ),
             );
@@ -382,7 +428,13 @@ export class ToolRunner {
           case 'ok':
             break;
         }
-        resolve({ stdout: text, stderr: tail(stderr, 4 * stderrKeep), exitCode, durationMs });
+        resolve({
+          stdout: text,
+          stderr: tail(stderr, 4 * stderrKeep),
+          report: report ?? '',
+          exitCode,
+          durationMs,
+        });
       });
     });
   }
@@ -421,6 +473,56 @@ class LineSplitter {
       // Progress is a side channel: the command and its result carry on.
     }
   }
+}
+
+/**
+ * A new empty file with no name, open for reading and writing, to be a command's file descriptor 3:
+ * the command opens `/dev/fd/3` (nmap: `-oX /dev/fd/3`), which on Linux reopens the same file.
+ *
+ * Why not a pipe: Node gives a child's extra stdio entries as socket pairs, and opening
+ * `/dev/fd/3` on a socket fails (ENXIO); Node has no pipe(). Why not a temporary directory (the
+ * earlier design): creating it, reading the file back and removing it took three trips through
+ * libuv's thread pool, 0.6 ms per scan on a quiet machine against 0.07 ms for this, and a killed
+ * server left the directory behind. This file loses its name at once (O_EXCL in the system temp
+ * directory, then unlink), so nothing is left whatever happens to the server. The name carries
+ * the owner tag: in the instant between creating and unlinking, a dying server's file is removed
+ * at the next start (orphans.ts). Synchronous calls: each takes microseconds on a small file, less
+ * than a thread-pool round trip.
+ */
+function openReportFile(): number {
+  const path = join(tmpdir(), `${nmapTempPrefix}${ownerTag}-${randomBytes(8).toString('hex')}`);
+  const fd = openSync(path, 'wx+', 0o600);
+  unlinkSync(path);
+  return fd;
+}
+
+/**
+ * The report the command wrote, or undefined when it is over `limit` bytes. A file that cannot be
+ * read gives '' (the caller then says the report could not be read) rather than an exception in
+ * the middle of the runner's bookkeeping.
+ */
+function readReportFile(fd: number, limit: number): string | undefined {
+  try {
+    const size = fstatSync(fd).size;
+    if (size > limit) return undefined;
+    const buffer = Buffer.alloc(size);
+    let read = 0;
+    while (read < size) {
+      const n = readSync(fd, buffer, read, size - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return buffer.subarray(0, read).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** stdout and stderr of a command the runner started: pipes in every run (stdio 'pipe'). */
+function outputPipes(child: ChildProcess): { stdout: Readable; stderr: Readable } {
+  if (child.stdout === null || child.stderr === null)
+    throw new Error('a command started without output pipes');
+  return { stdout: child.stdout, stderr: child.stderr };
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { describe, test } from 'node:test';
 import { nmapTempPrefix, ownerTag, ownerTagOf } from '../../src/nettools/orphans.js';
@@ -40,11 +41,11 @@ function sleeper(owner: string): number {
 }
 
 describe('tool processes and temp files of a killed server', () => {
-  test('kill -9 mid-nmap: nmap dies with the server; the next start removes its temp dir and stray commands', async () => {
+  test('kill -9 mid-nmap: nmap dies with the server, no file is left; the next start removes stray commands and old temp dirs', async () => {
     const server = await TestServer.start();
     const serverPid = server.process.pid ?? 0;
     const tag = ownerTagOf(serverPid);
-    const tempDirs = (): string[] =>
+    const tempEntries = (): string[] =>
       readdirSync(tmpdir()).filter((name) => name.startsWith(`${nmapTempPrefix}${tag}-`));
     // -Pn over 1,024 loopback addresses: long enough to be killed mid-scan.
     const pending = server
@@ -55,20 +56,22 @@ describe('tool processes and temp files of a killed server', () => {
       await eventually(() => (nmapPid = childNamed(serverPid, 'nmap')) !== undefined, 200),
       'nmap started as a child of the server',
     );
-    assert.equal(tempDirs().length, 1, 'the scan has its temp dir, named after its server');
+    assert.deepEqual(tempEntries(), [], "nmap's XML goes to a file with no name");
     await server.kill();
     await pending;
     assert.ok(await eventually(() => !isAlive(nmapPid ?? 0)), `nmap ${nmapPid} died with its server`);
-    assert.equal(tempDirs().length, 1, 'a killed server cannot remove its temp dir');
 
-    // A command that escaped (as one started in the instant its server died would), and one whose
-    // owner is alive (this test process): only the first is killed at the next start.
+    // What older versions and escaped commands leave: a temp dir named after the dead server, a
+    // command that escaped (as one started in the instant its server died would), and one whose
+    // owner is alive (this test process). The next start removes the first two only.
+    const oldDir = join(tmpdir(), `${nmapTempPrefix}${tag}-old`);
+    mkdirSync(oldDir);
     const stray = sleeper(tag);
     const owned = sleeper(ownerTag);
     try {
       const next = await TestServer.start({ dataDir: server.dataDir });
       try {
-        assert.deepEqual(tempDirs(), [], 'the next start removed the temp dir');
+        assert.deepEqual(tempEntries(), [], 'the next start removed the temp dir');
         assert.ok(await eventually(() => !isAlive(stray)), 'the stray command was killed');
         assert.ok(isAlive(owned), 'a command whose owner lives is left alone');
         const line = next.logs.find((l) => l.includes('removed what a previous server left behind'));
@@ -76,6 +79,7 @@ describe('tool processes and temp files of a killed server', () => {
         const logged = JSON.parse(line) as { killed: number[]; removed: string[] };
         assert.ok(logged.killed.includes(stray));
         assert.ok(!logged.killed.includes(owned));
+        assert.ok(logged.removed.includes(oldDir));
       } finally {
         await next.stop();
       }
@@ -87,6 +91,7 @@ describe('tool processes and temp files of a killed server', () => {
           // already gone
         }
       }
+      rmSync(oldDir, { recursive: true, force: true });
     }
   });
 });
