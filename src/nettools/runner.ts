@@ -8,9 +8,9 @@
  * - `spawn` with an argument array, never a shell, and an environment of only LC_ALL=C and PATH;
  * - each command in its own process group (`detached`), so a timeout, an abort or `killAll()` can
  *   kill the command together with every child it forked (SIGTERM, then SIGKILL after a grace);
- * - each command started through `setpriv --pdeathsig KILL` (util-linux), so it dies with the
- *   server even when the server is killed with no chance to stop it; what escapes that is removed
- *   at the next start (orphans.ts, through NETKEEP_OWNER in the command's environment);
+ * - each command registered with the tool watchdog (watchdog.ts), a small process that kills it
+ *   when the server dies, even when the server is killed with no chance to stop it; what escapes
+ *   that is removed at the next start (orphans.ts, through NETKEEP_OWNER in its environment);
  * - a time limit (`timeout`), a stdout cap (`command-failed`, "Output too large"), an AbortSignal
  *   (client gone: `aborted`);
  * - optionally a report on file descriptor 3 (nmap's `-oX /dev/fd/3`), in a file that has no name;
@@ -37,6 +37,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { DomainError } from '../errors.js';
 import { nmapTempPrefix, ownerTag, ownerVariable } from './orphans.js';
+import { Watchdog } from './watchdog.js';
 
 /** The Debian package that provides each command, named when a tool is missing. */
 export const toolPackages = {
@@ -141,8 +142,8 @@ export class ToolRunner {
   private shuttingDown = false;
   private readonly killGraceMs: number;
   private readonly retryAfterSeconds: number;
-  /** setpriv, which gives each command a parent-death signal; undefined when not installed. */
-  private readonly setpriv: string | undefined;
+  /** Kills the running commands if this server dies (kill -9 included). */
+  private readonly watchdog: Watchdog;
 
   constructor(private readonly options: ToolRunnerOptions) {
     this.killGraceMs = options.killGraceMs ?? 2000;
@@ -151,11 +152,7 @@ export class ToolRunner {
       const found = findExecutable(tool, options.toolPath);
       if (found !== undefined) this.paths.set(tool, found);
     }
-    this.setpriv = findExecutable('setpriv', options.toolPath);
-    if (this.setpriv === undefined)
-      options.logger.warn(
-        "setpriv not found: commands will not die with the server if it is killed (install the Debian package 'util-linux'); leftovers are removed at the next start",
-      );
+    this.watchdog = new Watchdog(ownerTag, options.logger);
   }
 
   /** True when the tool's binary was found at start. */
@@ -225,6 +222,7 @@ export class ToolRunner {
         }),
     );
     await Promise.all(exits);
+    this.watchdog.close();
   }
 
   private async acquire(tool: ToolName, signal: AbortSignal | undefined): Promise<void> {
@@ -285,14 +283,9 @@ export class ToolRunner {
     const limit = options.outputLimit ?? this.options.outputLimit;
     const reportLimit = limit * reportLimitFactor;
     const reportFile = options.report ? openReportFile() : undefined;
-    // setpriv sets the signal, then execs the tool: same pid, same process group.
-    const [command, args] =
-      this.setpriv === undefined
-        ? [binary, options.args]
-        : [this.setpriv, ['--pdeathsig', 'KILL', '--', binary, ...options.args]];
     let child: ChildProcess;
     try {
-      child = spawn(command, args, {
+      child = spawn(binary, options.args, {
         env: { LC_ALL: 'C', PATH: this.options.toolPath, [ownerVariable]: ownerTag },
         stdio: reportFile === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe', reportFile],
         detached: true,
@@ -304,6 +297,9 @@ export class ToolRunner {
       throw err;
     }
     this.running.add(child);
+    // spawn() returns once the command runs (libuv waits for its exec): register it right away.
+    const pid = child.pid;
+    if (pid !== undefined) this.watchdog.guard(pid);
 
     return new Promise<RunResult>((resolve, reject) => {
       const stdout: Buffer[] = [];
@@ -348,6 +344,7 @@ export class ToolRunner {
       child.once('exit', () => {
         // Children the tool forked may outlive it in its group: remove them, whatever the outcome.
         signalGroup(child, 'SIGKILL');
+        if (pid !== undefined) this.watchdog.release(pid);
       });
       child.once('close', (code, signal) => {
         clearTimeout(timer);

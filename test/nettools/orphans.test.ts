@@ -2,64 +2,99 @@
  * Tool processes die with their server, and what a killed server leaves is removed at the next
  * start. Before, a kill -9 of the server mid-nmap left nmap running (reparented to PID 1, with no
  * time limit, outside the concurrency limit) and its /tmp/netkeep-nmap-* directory behind.
- * Every scan here targets loopback only.
+ * The tool watchdog (src/nettools/watchdog.ts) kills the commands of a server that died; its
+ * program is tested directly here too. Every scan targets loopback only.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { nmapTempPrefix, ownerTag, ownerTagOf } from '../../src/nettools/orphans.js';
 import { eventually, isAlive } from '../helpers/processes.js';
+import { commandMissing, rootMissing, skipUnlessCi } from '../helpers/requirements.js';
 import { TestServer } from '../helpers/server.js';
 
-/** Pid of a child of `parent` whose command name is `name`, or undefined. */
-function childNamed(parent: number, name: string): number | undefined {
+const watchdogProgram = fileURLToPath(new URL('../../src/nettools/watchdog-process.js', import.meta.url));
+
+/** Pids of the children of `parent` whose command name is `name`. */
+function childrenNamed(parent: number, name: string): number[] {
+  const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === parent && command === name) return Number(entry);
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] !== 'Z' && Number(fields[1]) === parent && command === name) found.push(Number(entry));
     } catch {
       // gone meanwhile
     }
   }
-  return undefined;
+  return found;
 }
 
-function sleeper(owner: string): number {
+function childNamed(parent: number, name: string): number | undefined {
+  return childrenNamed(parent, name)[0];
+}
+
+/** The server's tool watchdog: its child running watchdog-process.js. */
+function watchdogOf(server: number): number | undefined {
+  return childrenNamed(server, 'node').find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('watchdog-process.js');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** A `sleep 600` leading its own process group, with NETKEEP_OWNER=<owner> when given. */
+function sleeper(owner?: string): number {
   const child = spawn('/bin/sleep', ['600'], {
     detached: true,
     stdio: 'ignore',
-    env: { NETKEEP_OWNER: owner },
+    env: owner === undefined ? {} : { NETKEEP_OWNER: owner },
   });
   child.unref();
   return child.pid ?? 0;
 }
 
+function killQuietly(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** -Pn over 1,024 loopback addresses: long enough to be killed mid-scan. */
+const longScan = { scan: '127.0.0.0/22', mode: 'skipdiscovery' };
+
 describe('tool processes and temp files of a killed server', () => {
-  test('kill -9 mid-nmap: nmap dies with the server, no file is left; the next start removes stray commands and old temp dirs', async () => {
+  test('kill -9 mid-nmap: nmap and the watchdog go with the server, no file is left; the next start removes stray commands and old temp dirs', async () => {
     const server = await TestServer.start();
     const serverPid = server.process.pid ?? 0;
     const tag = ownerTagOf(serverPid);
     const tempEntries = (): string[] =>
       readdirSync(tmpdir()).filter((name) => name.startsWith(`${nmapTempPrefix}${tag}-`));
-    // -Pn over 1,024 loopback addresses: long enough to be killed mid-scan.
-    const pending = server
-      .request('POST', '/nettools/nmap', { body: { scan: '127.0.0.0/22', mode: 'skipdiscovery' } })
-      .catch(() => undefined);
+    const pending = server.request('POST', '/nettools/nmap', { body: longScan }).catch(() => undefined);
     let nmapPid: number | undefined;
     assert.ok(
       await eventually(() => (nmapPid = childNamed(serverPid, 'nmap')) !== undefined, 200),
       'nmap started as a child of the server',
     );
+    const watchdog = watchdogOf(serverPid);
+    assert.ok(watchdog !== undefined, 'the first command started the watchdog');
     assert.deepEqual(tempEntries(), [], "nmap's XML goes to a file with no name");
     await server.kill();
     await pending;
     assert.ok(await eventually(() => !isAlive(nmapPid ?? 0)), `nmap ${nmapPid} died with its server`);
+    assert.ok(await eventually(() => !isAlive(watchdog)), 'the watchdog exited after its work');
 
     // What older versions and escaped commands leave: a temp dir named after the dead server, a
     // command that escaped (as one started in the instant its server died would), and one whose
@@ -84,14 +119,142 @@ describe('tool processes and temp files of a killed server', () => {
         await next.stop();
       }
     } finally {
-      for (const pid of [stray, owned]) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
+      killQuietly([stray, owned]);
       rmSync(oldDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a watchdog killed while a command runs is replaced, and the command still dies with the server', async () => {
+    const server = await TestServer.start();
+    const serverPid = server.process.pid ?? 0;
+    const pending = server.request('POST', '/nettools/nmap', { body: longScan }).catch(() => undefined);
+    let nmapPid: number | undefined;
+    assert.ok(await eventually(() => (nmapPid = childNamed(serverPid, 'nmap')) !== undefined, 200));
+    const first = watchdogOf(serverPid);
+    assert.ok(first !== undefined);
+    process.kill(first, 'SIGKILL');
+    let second: number | undefined;
+    assert.ok(
+      await eventually(() => (second = watchdogOf(serverPid)) !== undefined && second !== first),
+      'a new watchdog started while the command runs',
+    );
+    assert.ok(
+      server.logs.some((l) => l.includes('the tool watchdog exited')),
+      'its death is logged',
+    );
+    await server.kill();
+    await pending;
+    assert.ok(await eventually(() => !isAlive(nmapPid ?? 0)), 'the replacement killed nmap');
+    assert.ok(await eventually(() => !isAlive(second ?? 0)));
+  });
+
+  test('a server that stops normally takes its watchdog with it', async () => {
+    const server = await TestServer.start();
+    const serverPid = server.process.pid ?? 0;
+    const res = await server.request('POST', '/nettools/traceroute', { body: { devLastIP: '127.0.0.1' } });
+    assert.equal(res.status, 200, res.text);
+    const watchdog = watchdogOf(serverPid);
+    assert.ok(watchdog !== undefined);
+    assert.equal(await server.stop(), 0);
+    assert.ok(await eventually(() => !isAlive(watchdog)), 'the watchdog exited with its server');
+  });
+});
+
+describe('a command with file capabilities (the Docker image) dies with its server', () => {
+  // The kernel clears a parent-death signal when a binary with file capabilities starts, and hides
+  // such a process's environment from its owner: the watchdog knows it by pid. Needs root, to give
+  // a copy of nmap capabilities and to run the server as `nobody`.
+  const missing = rootMissing() ?? commandMissing('/usr/sbin/setcap', 'libcap2-bin');
+  test(
+    'kill -9 of a non-root server mid-nmap, nmap having CAP_NET_RAW from its file',
+    {
+      skip: skipUnlessCi(missing, 'the file-capability kill test'),
+    },
+    async () => {
+      const bin = mkdtempSync(join(tmpdir(), 'netkeep-caps-bin-'));
+      const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-nonroot-'));
+      try {
+        chmodSync(bin, 0o755);
+        chmodSync(dataDir, 0o777);
+        copyFileSync('/usr/bin/nmap', join(bin, 'nmap'));
+        chmodSync(join(bin, 'nmap'), 0o755);
+        const setcap = spawnSync('/usr/sbin/setcap', ['cap_net_raw,cap_net_admin+eip', join(bin, 'nmap')], {
+          encoding: 'utf8',
+        });
+        assert.equal(setcap.status, 0, setcap.stderr);
+        const server = await TestServer.start({
+          wrapper: ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'],
+          dataDir,
+          env: { TOOL_PATH: `${bin}:/usr/sbin:/usr/bin:/sbin:/bin` },
+        });
+        const serverPid = server.process.pid ?? 0;
+        const pending = server.request('POST', '/nettools/nmap', { body: longScan }).catch(() => undefined);
+        let nmapPid: number | undefined;
+        assert.ok(await eventually(() => (nmapPid = childNamed(serverPid, 'nmap')) !== undefined, 200));
+        const capEff = /^CapEff:\s*(\S+)$/m.exec(readFileSync(`/proc/${nmapPid}/status`, 'utf8'))?.[1];
+        assert.equal(capEff, '0000000000003000', 'nmap runs with the capabilities of its file');
+        await server.kill();
+        await pending;
+        const died = await eventually(() => !isAlive(nmapPid ?? 0));
+        if (!died) killQuietly([-(nmapPid ?? 0)]);
+        assert.ok(died, `nmap ${nmapPid} died with its server`);
+      } finally {
+        rmSync(bin, { recursive: true, force: true });
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
+describe('the watchdog program', () => {
+  /** Starts watchdog-process.js for `owner`; returns its stdin and a promise of its exit. */
+  function startWatchdog(owner: string): { write: (text: string) => void; end: () => Promise<void> } {
+    const child = spawn(process.execPath, [watchdogProgram, owner], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const exited = new Promise<void>((resolve) => {
+      child.once('exit', () => {
+        resolve();
+      });
+    });
+    return {
+      write: (text) => child.stdin.write(text),
+      end: async () => {
+        child.stdin.end();
+        await exited;
+      },
+    };
+  }
+
+  test('when its stdin ends it kills the registered groups and the processes of its owner, nothing else', async () => {
+    const owner = '999999999.1'; // no such server
+    const registered = sleeper();
+    const unregistered = sleeper();
+    const tagged = sleeper(owner);
+    const otherOwner = sleeper(`${owner}2`);
+    const watchdog = startWatchdog(owner);
+    try {
+      watchdog.write(`+${registered}\n+${unregistered}\n-${unregistered}\n`);
+      await watchdog.end();
+      assert.ok(await eventually(() => !isAlive(registered)), 'a registered group is killed');
+      assert.ok(await eventually(() => !isAlive(tagged)), "a process carrying the owner's tag is killed");
+      assert.ok(isAlive(unregistered), 'a group registered then released is left alone');
+      assert.ok(isAlive(otherOwner), "another owner's process is left alone");
+    } finally {
+      killQuietly([registered, unregistered, tagged, otherOwner]);
+    }
+  });
+
+  test('after `close` (a normal shutdown) it kills only what is still registered', async () => {
+    const owner = '999999998.1';
+    const registered = sleeper();
+    const tagged = sleeper(owner);
+    const watchdog = startWatchdog(owner);
+    try {
+      watchdog.write(`+${registered}\nclose\n`);
+      await watchdog.end();
+      assert.ok(await eventually(() => !isAlive(registered)));
+      assert.ok(isAlive(tagged), 'another runner of the same process may own it');
+    } finally {
+      killQuietly([registered, tagged]);
     }
   });
 });
