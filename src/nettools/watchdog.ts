@@ -8,7 +8,7 @@
  * design): it costs an extra exec per command (setpriv, then the tool: about 1 ms of CPU, 1-2 ms of
  * latency, docs/benchmarks.md "nettools"), and the kernel clears that signal when a binary with file
  * capabilities starts, so nmap and arp-scan in the Docker image outlived a killed server. The
- * watchdog costs one pipe write per command and one small process per server.
+ * watchdog costs two small pipe writes per command and one small process per server.
  *
  * The watchdog starts with the first command (a server that runs none has none), runs in its own
  * session (a Ctrl-C to the server's process group does not reach it) and never keeps the server's
