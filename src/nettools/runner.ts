@@ -477,8 +477,8 @@ class LineSplitter {
  * the command opens `/dev/fd/3` (nmap: `-oX /dev/fd/3`), which on Linux reopens the same file.
  *
  * Why not a pipe: Node gives a child's extra stdio entries as socket pairs, and opening
- * `/dev/fd/3` on a socket fails (ENXIO); Node has no pipe(). Why not a temporary directory (the
- * earlier design): creating it, reading the file back and removing it took three trips through
+ * `/dev/fd/3` on a socket fails (ENXIO); Node has no pipe(). Why not a temporary directory (as
+ * earlier versions did): creating it, reading the file back and removing it took three trips through
  * libuv's thread pool, 0.6 ms per scan on a quiet machine against 0.07 ms for this, and a killed
  * server left the directory behind. This file loses its name at once (O_EXCL in the system temp
  * directory, then unlink), so nothing is left whatever happens to the server. The name carries

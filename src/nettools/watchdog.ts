@@ -4,8 +4,8 @@
  * each running command over a pipe, and kills their process groups when that pipe ends, which the
  * kernel does when the server dies, however it dies.
  *
- * Why not a parent-death signal on each command (`setpriv --pdeathsig KILL -- <tool>`, the earlier
- * design): it costs an extra exec per command (setpriv, then the tool: about 1 ms of CPU, 1-2 ms of
+ * Why not a parent-death signal on each command (`setpriv --pdeathsig KILL -- <tool>`, as earlier
+ * versions did): it costs an extra exec per command (setpriv, then the tool: about 1 ms of CPU, 1-2 ms of
  * latency, docs/benchmarks.md "nettools"), and the kernel clears that signal when a binary with file
  * capabilities starts, so nmap and arp-scan in the Docker image outlived a killed server. The
  * watchdog costs two small pipe writes per command and one small process per server.

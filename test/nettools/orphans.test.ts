@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
-import { nmapTempPrefix, ownerTag, ownerTagOf } from '../../src/nettools/orphans.js';
+import { cleanupOrphans, nmapTempPrefix, ownerTag, ownerTagOf } from '../../src/nettools/orphans.js';
 import { eventually, isAlive } from '../helpers/processes.js';
 import { commandMissing, rootMissing, skipUnlessCi } from '../helpers/requirements.js';
 import { TestServer } from '../helpers/server.js';
@@ -77,11 +77,13 @@ const longScan = { scan: '127.0.0.0/22', mode: 'skipdiscovery' };
 
 describe('tool processes and temp files of a killed server', () => {
   test('kill -9 mid-nmap: nmap and the watchdog go with the server, no file is left; the next start removes stray commands and old temp dirs', async () => {
-    const server = await TestServer.start();
+    // A temp directory of its own (TMPDIR): every server start on this machine cleans the system
+    // one, so only here is "the next start removed it" this test's next start.
+    const privateTmp = mkdtempSync(join(tmpdir(), 'netkeep-orphans-'));
+    const server = await TestServer.start({ env: { TMPDIR: privateTmp } });
     const serverPid = server.process.pid ?? 0;
     const tag = ownerTagOf(serverPid);
-    const tempEntries = (): string[] =>
-      readdirSync(tmpdir()).filter((name) => name.startsWith(`${nmapTempPrefix}${tag}-`));
+    const tempEntries = (): string[] => readdirSync(privateTmp);
     const pending = server.request('POST', '/nettools/nmap', { body: longScan }).catch(() => undefined);
     let nmapPid: number | undefined;
     assert.ok(
@@ -99,28 +101,44 @@ describe('tool processes and temp files of a killed server', () => {
     // What older versions and escaped commands leave: a temp dir named after the dead server, a
     // command that escaped (as one started in the instant its server died would), and one whose
     // owner is alive (this test process). The next start removes the first two only.
-    const oldDir = join(tmpdir(), `${nmapTempPrefix}${tag}-old`);
+    const oldDir = join(privateTmp, `${nmapTempPrefix}${tag}-old`);
     mkdirSync(oldDir);
     const stray = sleeper(tag);
     const owned = sleeper(ownerTag);
     try {
-      const next = await TestServer.start({ dataDir: server.dataDir });
+      const next = await TestServer.start({ dataDir: server.dataDir, env: { TMPDIR: privateTmp } });
       try {
         assert.deepEqual(tempEntries(), [], 'the next start removed the temp dir');
+        // Killed by this start, or by another server starting on this machine meanwhile: each start
+        // kills every tool process whose owner is gone (the next test checks the list itself).
         assert.ok(await eventually(() => !isAlive(stray)), 'the stray command was killed');
         assert.ok(isAlive(owned), 'a command whose owner lives is left alone');
         const line = next.logs.find((l) => l.includes('removed what a previous server left behind'));
         assert.ok(line, 'the clean-up is logged');
         const logged = JSON.parse(line) as { killed: number[]; removed: string[] };
-        assert.ok(logged.killed.includes(stray));
         assert.ok(!logged.killed.includes(owned));
-        assert.ok(logged.removed.includes(oldDir));
+        assert.deepEqual(logged.removed, [oldDir]);
       } finally {
         await next.stop();
       }
     } finally {
       killQuietly([stray, owned]);
-      rmSync(oldDir, { recursive: true, force: true });
+      rmSync(privateTmp, { recursive: true, force: true });
+    }
+  });
+
+  test('the clean-up kills and lists a command whose owner is gone, and leaves one whose owner lives', () => {
+    const emptyTmp = mkdtempSync(join(tmpdir(), 'netkeep-orphans-'));
+    const stray = sleeper('999999997.1'); // no such pid: its owner is gone
+    const owned = sleeper(ownerTag);
+    try {
+      const result = cleanupOrphans(emptyTmp);
+      assert.ok(result.killed.includes(stray));
+      assert.ok(!result.killed.includes(owned));
+      assert.deepEqual(result.removed, []);
+    } finally {
+      killQuietly([stray, owned]);
+      rmSync(emptyTmp, { recursive: true, force: true });
     }
   });
 
