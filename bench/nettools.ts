@@ -1,14 +1,21 @@
 /**
  * Network tools benchmark. Prints figures, asserts nothing. Targets are loopback only.
- *   1. overhead of the API over running the same command directly (median latency ratio, target
- *      <= 1.1): POST /nettools/nmap (fast, 127.0.0.1) and POST /nettools/nslookup (against a DNS
- *      stand-in on loopback);
+ *   1. What an API call costs over running the same command directly (target: at most 1.1 times),
+ *      per tool that can run on loopback: nmap -F 127.0.0.1, nslookup against a DNS stand-in on
+ *      127.0.0.1, traceroute -n 127.0.0.1. Interleaved pairs (the order inside a pair alternates),
+ *      medians with the interquartile range, and the ratio both of the medians and per pair (a
+ *      burst of load from elsewhere hits both halves of a pair). The HTTP round trip alone
+ *      (GET /health) is measured the same way: no tool call can cost less than it.
  *   2. p99 of GET /device/<mac> while four `nmap -A` scans run vs idle (target: under 2x idle).
+ * Both sides run from this process: the API through a keep-alive node:http client (fetch adds
+ * about 0.6 ms of its own per call, which is not the server's), the command through execFile, as a
+ * shell or hyperfine would start it: fork and exec from a small process.
  * Run standalone with `node dist/bench/nettools.js`, or through bench/run.ts via benchNettools().
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsStandIn } from '../test/helpers/dns.js';
 import { tracerouteArgs } from '../src/nettools/traceroute.js';
@@ -21,15 +28,65 @@ function percentile(samples: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-async function timeIt(fn: () => Promise<unknown>, runs: number): Promise<number[]> {
-  await fn(); // warm-up
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    await fn();
-    samples.push(performance.now() - started);
+function fmt(ms: number): string {
+  return `${ms.toFixed(1)} ms`;
+}
+
+/** `median (p25-p75)` of the samples, in ms, or a plain ratio with `unit` ''. */
+function spread(samples: number[], unit = ' ms', digits = 1): string {
+  const at = (p: number): string => percentile(samples, p).toFixed(digits);
+  return `${at(50)}${unit} (${at(25)}-${at(75)})`;
+}
+
+function load1(): string {
+  return (loadavg()[0] ?? 0).toFixed(1);
+}
+
+/** One keep-alive connection to the server: the cheapest HTTP client Node has. */
+class Client {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+  constructor(private readonly server: TestServer) {}
+
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: this.server.port,
+          method,
+          path,
+          agent: this.agent,
+          headers: {
+            authorization: `Bearer ${this.server.token}`,
+            ...(payload === undefined
+              ? {}
+              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
   }
-  return samples;
+
+  async ok(method: string, path: string, body?: unknown): Promise<void> {
+    const res = await this.call(method, path, body);
+    if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${res.text}`);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
 }
 
 function direct(command: string, args: string[]): Promise<void> {
@@ -41,49 +98,91 @@ function direct(command: string, args: string[]): Promise<void> {
   });
 }
 
-function fmt(ms: number): string {
-  return `${ms.toFixed(1)} ms`;
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await fn();
+  return performance.now() - started;
 }
 
 /**
- * Median latency of the API call and of the same command run directly, measured in interleaved
- * pairs (API, direct, API, direct, ...) so that a burst of load from elsewhere hits both sides.
+ * The API call and the command, in `pairs` interleaved pairs after a warm-up (API first in even
+ * pairs, the command first in odd ones), printed as one table row.
  */
 async function compare(
   name: string,
   api: () => Promise<unknown>,
   cmd: () => Promise<unknown>,
-  runs: number,
+  pairs: number,
 ): Promise<void> {
-  await api(); // warm-up
-  await cmd();
+  const loadBefore = load1();
+  for (let i = 0; i < 3; i++) {
+    await api();
+    await cmd();
+  }
   const viaApi: number[] = [];
   const viaCmd: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    for (const [fn, samples] of [
-      [api, viaApi],
-      [cmd, viaCmd],
-    ] as const) {
-      const started = performance.now();
-      await fn();
-      samples.push(performance.now() - started);
+  const ratios: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    let a: number;
+    let c: number;
+    if (i % 2 === 0) {
+      a = await timed(api);
+      c = await timed(cmd);
+    } else {
+      c = await timed(cmd);
+      a = await timed(api);
     }
+    viaApi.push(a);
+    viaCmd.push(c);
+    ratios.push(a / c);
   }
   const apiMedian = percentile(viaApi, 50);
   const cmdMedian = percentile(viaCmd, 50);
   console.log(
-    `| ${name} | ${fmt(apiMedian)} | ${fmt(cmdMedian)} | +${fmt(apiMedian - cmdMedian)} | ${(apiMedian / cmdMedian).toFixed(2)} |`,
+    `| ${name} | ${pairs} | ${spread(viaApi)} | ${spread(viaCmd)} | +${fmt(apiMedian - cmdMedian)} | ` +
+      `${(apiMedian / cmdMedian).toFixed(2)} | ${spread(ratios, '', 2)} | ${loadBefore} → ${load1()} |`,
+  );
+}
+
+/** The HTTP round trip alone, for the floor under every tool call. */
+async function httpFloor(client: Client, count: number): Promise<void> {
+  const samples: number[] = [];
+  for (let i = 0; i < 20; i++) await client.ok('GET', '/health');
+  const loadBefore = load1();
+  for (let i = 0; i < count; i++) samples.push(await timed(() => client.ok('GET', '/health')));
+  console.log(
+    `| HTTP alone: GET /health | ${count} | ${spread(samples)} | - | - | - | - | ${loadBefore} → ${load1()} |`,
   );
 }
 
 const benchMac = '02:be:0c:00:00:01';
 
-async function deviceGetLatency(server: TestServer, count: number): Promise<{ p50: number; p99: number }> {
-  const samples = await timeIt(async () => {
-    const res = await server.request('GET', `/device/${benchMac}`);
-    if (res.status !== 200) throw new Error(`GET /device answered ${res.status}`);
-  }, count);
+async function deviceGetLatency(client: Client, count: number): Promise<{ p50: number; p99: number }> {
+  await client.ok('GET', `/device/${benchMac}`); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) samples.push(await timed(() => client.ok('GET', `/device/${benchMac}`)));
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+/** Private and proportional memory of a process, in MiB (smaps_rollup). */
+function memoryOf(pid: number): string {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kib = (key: string): number =>
+    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0);
+  const mib = (value: number): string => (value / 1024).toFixed(1);
+  return `RSS ${mib(kib('Rss'))} MiB, PSS ${mib(kib('Pss'))} MiB, private ${mib(kib('Private_Clean') + kib('Private_Dirty'))} MiB`;
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(' ')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
 }
 
 export async function benchNettools(): Promise<void> {
@@ -94,52 +193,54 @@ export async function benchNettools(): Promise<void> {
     env: { DNS_SERVER: dns.address, TOOL_CONCURRENCY: '8' },
     viaStartScript: true, // the server as `npm start` runs it, with its V8 flags
   });
+  const client = new Client(server);
   const xmlDir = mkdtempSync(join(tmpdir(), 'netkeep-bench-'));
   try {
     console.log(
-      '| tool (medians of interleaved runs) | via API | direct | overhead | ratio (target <= 1.1) |',
+      `load average at start (1, 5, 15 min): ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')}`,
     );
-    console.log('| --- | ---: | ---: | ---: | ---: |');
+    console.log(
+      '| tool | pairs | via API, median (p25-p75) | direct, median (p25-p75) | overhead | ratio of medians (target <= 1.1) | ratio per pair, median (p25-p75) | load 1 min |',
+    );
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    await httpFloor(client, 200);
     await compare(
       'nmap -F 127.0.0.1',
-      async () => {
-        const res = await server.request('POST', '/nettools/nmap', {
-          body: { scan: '127.0.0.1', mode: 'fast' },
-        });
-        if (res.status !== 200) throw new Error(res.text);
-      },
+      () => client.ok('POST', '/nettools/nmap', { scan: '127.0.0.1', mode: 'fast' }),
       () =>
         // The same arguments the API builds: DNS_SERVER is the stand-in on a port other than 53,
-        // which nmap cannot ask, so no reverse lookups (-n).
+        // which nmap cannot ask, so no reverse lookups (-n); the XML goes to a file.
         direct('/usr/bin/nmap', ['-F', '-n', '-oX', join(xmlDir, 'scan.xml'), '127.0.0.1']),
-      20,
+      40,
     );
     await compare(
       'nslookup bench.test (loopback DNS stand-in)',
-      async () => {
-        const res = await server.request('POST', '/nettools/nslookup', { body: { devLastIP: 'bench.test' } });
-        if (res.status !== 200) throw new Error(res.text);
-      },
+      () => client.ok('POST', '/nettools/nslookup', { devLastIP: 'bench.test' }),
       () => direct('/usr/bin/nslookup', ['-timeout=3', `-port=${dns.port}`, 'bench.test', '127.0.0.1']),
-      30,
+      60,
     );
     await compare(
-      'traceroute 127.0.0.1',
-      async () => {
-        const res = await server.request('POST', '/nettools/traceroute', {
-          body: { devLastIP: '127.0.0.1' },
-        });
-        if (res.status !== 200) throw new Error(res.text);
-      },
+      'traceroute -n 127.0.0.1',
+      () => client.ok('POST', '/nettools/traceroute', { devLastIP: '127.0.0.1' }),
       () => direct('/usr/sbin/traceroute', tracerouteArgs('127.0.0.1', 30)),
-      30,
+      100,
     );
+    console.log(
+      'Not measured: arp-scan (needs a LAN interface; loopback has no ARP) and speedtest-cli (needs speedtest.net).',
+    );
+    const serverPid = childrenOf(server.process.pid ?? 0)[0];
+    if (serverPid !== undefined) {
+      console.log(`server: ${memoryOf(serverPid)}`);
+      const watchdog = childrenOf(serverPid).find((pid) =>
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('watchdog-process.js'),
+      );
+      if (watchdog !== undefined) console.log(`tool watchdog: ${memoryOf(watchdog)}`);
+    }
 
-    const created = await server.request('POST', `/device/${benchMac}`, {
-      body: { createNew: true, devName: 'bench device' },
-    });
-    if (created.status !== 200) throw new Error(created.text);
-    const idle = await deviceGetLatency(server, 1000);
+    await client.ok('POST', `/device/${benchMac}`, { createNew: true, devName: 'bench device' });
+    const idle = await deviceGetLatency(client, 1000);
     const controller = new AbortController();
     const scans = Array.from({ length: 4 }, () =>
       server
@@ -150,7 +251,7 @@ export async function benchNettools(): Promise<void> {
         .catch(() => undefined),
     );
     await new Promise((resolve) => setTimeout(resolve, 2000)); // let the scans get going
-    const loaded = await deviceGetLatency(server, 1000);
+    const loaded = await deviceGetLatency(client, 1000);
     controller.abort(); // the disconnect kills the scans
     await Promise.all(scans);
     console.log(
@@ -158,7 +259,13 @@ export async function benchNettools(): Promise<void> {
         `during 4 x nmap -A p50 ${fmt(loaded.p50)} p99 ${fmt(loaded.p99)} ` +
         `(ratio ${(loaded.p99 / idle.p99).toFixed(2)}, target < 2)`,
     );
+    console.log(
+      `load average at end (1, 5, 15 min): ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')}`,
+    );
   } finally {
+    client.close();
     await server.stop();
     await dns.close();
     rmSync(xmlDir, { recursive: true, force: true });

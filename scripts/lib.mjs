@@ -85,7 +85,7 @@ export const osTools = {
   ip: 'iproute2',
   tc: 'iproute2',
   sysctl: 'procps', // the test LAN's routers (minimal Debian images lack it)
-  setpriv: 'util-linux', // parent-death signal for tool processes
+  setpriv: 'util-linux', // npm start's parent-death signal for the server; non-root tests switch user
   mosquitto: 'mosquitto', // a real MQTT broker for the alert tests
   chromium: 'chromium', // the console's browser tests (driven by playwright-core)
   'systemd-analyze': 'systemd', // verifies the shipped systemd unit

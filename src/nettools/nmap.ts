@@ -7,19 +7,19 @@
  *                         configured resolver instead of the system one. nmap always asks port 53:
  *   -n                    instead, when DNS_SERVER names another port: no reverse lookups at all,
  *                         rather than asking a resolver that is not the configured one
- *   -oX <file>            XML in a fresh private temp directory, parsed into `hosts`, then removed
+ *   -oX /dev/fd/3         XML to file descriptor 3, which the runner gives nmap and reads back
+ *                         (RunOptions.report: a file with no name, so a killed server leaves
+ *                         nothing), parsed into `hosts`. Not `-oX -`: with XML on stdout nmap
+ *                         drops its normal output, which is the answer's `output` and its live
+ *                         progress.
  *   --stats-every 1s      only when the caller follows the output live: nmap then prints how far a
  *                         long scan has got; those lines are progress, never part of `output`
  *   <target>              the validated address or range, last
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DomainError } from '../errors.js';
 import { mappedIpv4Hint, parseScanTarget } from '../validation.js';
 import { parseNmapXml, type NmapHost, type NmapReport } from './nmap-xml.js';
 import type { DnsServer } from './nslookup.js';
-import { nmapTempPrefix, ownerTag } from './orphans.js';
 import type { RawSocketAccess } from './privileges.js';
 import type { ToolRunner } from './runner.js';
 
@@ -42,6 +42,9 @@ export interface NmapOptions {
   /** Each output line as it arrives (live progress); adds nmap's periodic progress lines. */
   readonly onLine?: (line: string) => void;
 }
+
+/** Where nmap writes its XML: the file the runner gives the command as file descriptor 3. */
+export const reportPath = '/dev/fd/3';
 
 /** Interval of nmap's own progress report when the output is followed live. */
 const statsInterval = '1s';
@@ -68,7 +71,7 @@ function isMode(mode: string): mode is NmapMode {
   return Object.hasOwn(nmapModes, mode);
 }
 
-/** Validates the request (`invalid`, naming the field) and builds the arguments before the XML file. */
+/** Validates the request (`invalid`, naming the field) and builds the arguments before `-oX`. */
 export function nmapArgs(
   scan: string,
   mode: string,
@@ -131,53 +134,45 @@ export async function nmap(
   signal?: AbortSignal,
 ): Promise<NmapResult> {
   const built = nmapArgs(scan, mode, options);
-  runner.binary('nmap'); // tool-missing before creating anything when nmap is missing
-  // Named after this server, so that the next start can remove it if this server dies mid-scan.
-  const dir = await mkdtemp(join(tmpdir(), `${nmapTempPrefix}${ownerTag}-`));
+  const result = await runner.run({
+    tool: 'nmap',
+    args: [
+      ...built.args,
+      ...(options.onLine === undefined ? [] : ['--stats-every', statsInterval]),
+      '-oX',
+      reportPath,
+      built.target,
+    ],
+    timeoutMs: options.timeoutMs,
+    signal,
+    onLine: options.onLine,
+    report: true,
+  });
+  let report: NmapReport;
   try {
-    const xmlFile = join(dir, 'scan.xml');
-    const result = await runner.run({
-      tool: 'nmap',
-      args: [
-        ...built.args,
-        ...(options.onLine === undefined ? [] : ['--stats-every', statsInterval]),
-        '-oX',
-        xmlFile,
-        built.target,
-      ],
-      timeoutMs: options.timeoutMs,
-      signal,
-      onLine: options.onLine,
+    report = parseNmapXml(result.report);
+  } catch (err) {
+    throw new DomainError('command-failed', 'nmap finished but its XML report could not be read.', {
+      code: 'NMAP_REPORT_UNREADABLE',
+      reason: 'Command failed',
+      details: err instanceof Error ? err.message : String(err),
     });
-    let report: NmapReport;
-    try {
-      report = parseNmapXml(await readFile(xmlFile, 'utf8'));
-    } catch (err) {
-      throw new DomainError('command-failed', 'nmap finished but its XML report could not be read.', {
-        code: 'NMAP_REPORT_UNREADABLE',
-        reason: 'Command failed',
-        details: err instanceof Error ? err.message : String(err),
-      });
-    }
-    // A report that says exit="error" is a failed command, whatever the exit code was.
-    if (report.error !== null) {
-      throw new DomainError('command-failed', 'nmap reported an error.', {
-        code: 'NMAP_REPORTED_ERROR',
-        reason: 'Command failed',
-        details: report.error,
-      });
-    }
-    const hosts = report.hosts;
-    return {
-      success: true,
-      mode: built.mode,
-      ip: scan,
-      output: result.stdout
-        .split('\n')
-        .filter((line) => line.trim() !== '' && (options.onLine === undefined || !isNmapStatsLine(line))),
-      hosts,
-    };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
+  // A report that says exit="error" is a failed command, whatever the exit code was.
+  if (report.error !== null) {
+    throw new DomainError('command-failed', 'nmap reported an error.', {
+      code: 'NMAP_REPORTED_ERROR',
+      reason: 'Command failed',
+      details: report.error,
+    });
+  }
+  return {
+    success: true,
+    mode: built.mode,
+    ip: scan,
+    output: result.stdout
+      .split('\n')
+      .filter((line) => line.trim() !== '' && (options.onLine === undefined || !isNmapStatsLine(line))),
+    hosts: report.hosts,
+  };
 }

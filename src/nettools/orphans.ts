@@ -4,13 +4,17 @@
  *
  * - tool processes: each command the runner starts carries NETKEEP_OWNER=<owner tag> in its
  *   environment. A process whose owner is gone is killed with its whole process group. (Normally a
- *   tool dies with its server through a parent-death signal; this catches the rest, e.g. a command
- *   started in the instant the server died, or one whose binary has file capabilities, for which
- *   the kernel drops that signal.)
- * - nmap's temporary directories, named `netkeep-nmap-<owner tag>-*`: removed when their owner
- *   is gone. Unnamed ones from older versions are removed once older than any scan can run.
+ *   tool dies with its server through the tool watchdog, watchdog.ts; this catches the rest, e.g. a
+ *   command started in the instant the server died while its watchdog was being restarted.)
+ * - temporary files and directories named `netkeep-nmap-<owner tag>-*`: nmap's XML report file,
+ *   which loses its name the instant it is created (runner.ts, `openReportFile`), and the
+ *   directories older versions wrote it to: removed when their owner is gone. Unnamed ones from
+ *   older versions are removed once older than any scan can run.
  *
  * The owner tag is `<pid>.<start time>`: a pid alone may be reused by an unrelated process.
+ * A process that exec'd a binary with file capabilities (nmap, arp-scan in the Docker image) does
+ * not let its owner read its environment (the kernel makes it non-dumpable): only the watchdog,
+ * which knows tools by pid, stops those.
  */
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,13 +36,13 @@ export function ownerTagOf(pid: number): string {
   return `${pid}.${statFields(pid)?.[19] ?? '0'}`;
 }
 
-/** This process's owner tag, given to every tool process and temp directory it makes. */
+/** This process's owner tag, given to every tool process and temp file it makes. */
 export const ownerTag = ownerTagOf(process.pid);
 
 /** The environment variable that names a tool process's owner. */
 export const ownerVariable = 'NETKEEP_OWNER';
 
-/** Prefix of nmap's temporary directories in the system temp directory. */
+/** Prefix of nmap's report file in the system temp directory (of its directory, in older versions). */
 export const nmapTempPrefix = 'netkeep-nmap-';
 
 /** True while the process the tag names still runs (same pid, same start time, not a zombie). */
@@ -59,15 +63,24 @@ export interface Cleanup {
   readonly removed: string[];
 }
 
-/** Kills orphaned tool processes and removes orphaned temp directories; returns what it did. */
-export function cleanupOrphans(tempDir = tmpdir(), now = Date.now()): Cleanup {
-  const killed: number[] = [];
+/** A process that carries NETKEEP_OWNER in its environment: a tool some netkeep server started. */
+export interface ToolProcess {
+  readonly pid: number;
+  /** Its process group: the runner starts each command as the leader of its own group. */
+  readonly pgid: number;
+  /** The owner tag of the server that started it. */
+  readonly owner: string;
+}
+
+/** Every tool process this user can see, from /proc (none where there is no /proc). */
+export function toolProcesses(): ToolProcess[] {
   let entries: string[] = [];
   try {
     entries = readdirSync('/proc');
   } catch {
     // No /proc: nothing can be found this way.
   }
+  const found: ToolProcess[] = [];
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     let environ: string;
@@ -76,19 +89,31 @@ export function cleanupOrphans(tempDir = tmpdir(), now = Date.now()): Cleanup {
     } catch {
       continue; // gone, or not ours to read
     }
-    const tag = environ
+    const owner = environ
       .split('\0')
       .find((pair) => pair.startsWith(`${ownerVariable}=`))
       ?.slice(ownerVariable.length + 1);
-    if (tag === undefined || ownerAlive(tag)) continue;
-    const pgid = Number(statFields(entry)?.[2]);
-    try {
-      // The runner starts each command as the leader of its own group: kill the group.
-      process.kill(pgid === Number(entry) ? -pgid : Number(entry), 'SIGKILL');
-      killed.push(Number(entry));
-    } catch {
-      // Already gone.
-    }
+    if (owner === undefined) continue;
+    found.push({ pid: Number(entry), pgid: Number(statFields(entry)?.[2]), owner });
+  }
+  return found;
+}
+
+/** SIGKILL to the tool's whole group when it leads one, else to the process; false if it was gone. */
+export function killToolProcess(tool: ToolProcess): boolean {
+  try {
+    process.kill(tool.pgid === tool.pid ? -tool.pgid : tool.pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false; // already gone
+  }
+}
+
+/** Kills orphaned tool processes and removes orphaned temp files and directories; returns what it did. */
+export function cleanupOrphans(tempDir = tmpdir(), now = Date.now()): Cleanup {
+  const killed: number[] = [];
+  for (const tool of toolProcesses()) {
+    if (!ownerAlive(tool.owner) && killToolProcess(tool)) killed.push(tool.pid);
   }
 
   const removed: string[] = [];

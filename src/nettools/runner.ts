@@ -8,22 +8,36 @@
  * - `spawn` with an argument array, never a shell, and an environment of only LC_ALL=C and PATH;
  * - each command in its own process group (`detached`), so a timeout, an abort or `killAll()` can
  *   kill the command together with every child it forked (SIGTERM, then SIGKILL after a grace);
- * - each command started through `setpriv --pdeathsig KILL` (util-linux), so it dies with the
- *   server even when the server is killed with no chance to stop it; what escapes that is removed
- *   at the next start (orphans.ts, through NETKEEP_OWNER in the command's environment);
+ * - each command registered with the tool watchdog (watchdog.ts), a small process that kills it
+ *   when the server dies, even when the server is killed with no chance to stop it; what escapes
+ *   that is removed at the next start (orphans.ts, through NETKEEP_OWNER in its environment);
  * - a time limit (`timeout`), a stdout cap (`command-failed`, "Output too large"), an AbortSignal
  *   (client gone: `aborted`);
+ * - optionally a report on file descriptor 3 (nmap's `-oX /dev/fd/3`), in a file that has no name;
  * - a global concurrency limit with a short queue; beyond it `saturated` with a retry delay;
  *
  * Failures are DomainErrors (src/errors.ts); the HTTP layer maps them to statuses.
  * - one structured log line per run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { DomainError } from '../errors.js';
-import { ownerTag, ownerVariable } from './orphans.js';
+import { nmapTempPrefix, ownerTag, ownerVariable } from './orphans.js';
+import { Watchdog } from './watchdog.js';
 
 /** The Debian package that provides each command, named when a tool is missing. */
 export const toolPackages = {
@@ -73,6 +87,12 @@ export interface RunOptions {
    */
   readonly allowNonZeroExit?: boolean;
   /**
+   * The command writes a report to file descriptor 3, e.g. nmap with `-oX /dev/fd/3`, read into
+   * `RunResult.report` after it exits. More than `reportLimitFactor` times the output cap is an
+   * "Output too large" failure. See `openReportFile` for why a file and not a pipe.
+   */
+  readonly report?: boolean;
+  /**
    * Called with each complete stdout line as it arrives (without its newline; a last line without
    * one at exit), for live progress. Only lines within the output cap are handed out.
    */
@@ -82,12 +102,20 @@ export interface RunOptions {
 export interface RunResult {
   readonly stdout: string;
   readonly stderr: string;
+  /** What the command wrote to file descriptor 3 when `report` was asked for; '' otherwise. */
+  readonly report: string;
   readonly exitCode: number;
   readonly durationMs: number;
 }
 
 /** Bytes of stderr kept (and returned as `details`): the tail is what explains a failure. */
 const stderrKeep = 2048;
+
+/**
+ * A report (fd 3) may be this many times the stdout cap: nmap's XML of a host is several times its
+ * text. (Earlier versions read nmap's XML back whole, with no cap at all.)
+ */
+export const reportLimitFactor = 16;
 
 export type RunOutcome =
   'ok' | 'exit-nonzero' | 'timeout' | 'output-too-large' | 'aborted' | 'shutdown' | 'spawn-error';
@@ -114,8 +142,8 @@ export class ToolRunner {
   private shuttingDown = false;
   private readonly killGraceMs: number;
   private readonly retryAfterSeconds: number;
-  /** setpriv, which gives each command a parent-death signal; undefined when not installed. */
-  private readonly setpriv: string | undefined;
+  /** Kills the running commands if this server dies (kill -9 included). */
+  private readonly watchdog: Watchdog;
 
   constructor(private readonly options: ToolRunnerOptions) {
     this.killGraceMs = options.killGraceMs ?? 2000;
@@ -124,11 +152,7 @@ export class ToolRunner {
       const found = findExecutable(tool, options.toolPath);
       if (found !== undefined) this.paths.set(tool, found);
     }
-    this.setpriv = findExecutable('setpriv', options.toolPath);
-    if (this.setpriv === undefined)
-      options.logger.warn(
-        "setpriv not found: commands will not die with the server if it is killed (install the Debian package 'util-linux'); leftovers are removed at the next start",
-      );
+    this.watchdog = new Watchdog(ownerTag, options.logger);
   }
 
   /** True when the tool's binary was found at start. */
@@ -198,6 +222,7 @@ export class ToolRunner {
         }),
     );
     await Promise.all(exits);
+    this.watchdog.close();
   }
 
   private async acquire(tool: ToolName, signal: AbortSignal | undefined): Promise<void> {
@@ -256,19 +281,25 @@ export class ToolRunner {
   private execute(binary: string, options: RunOptions): Promise<RunResult> {
     const started = performance.now();
     const limit = options.outputLimit ?? this.options.outputLimit;
-    // setpriv sets the signal, then execs the tool: same pid, same process group.
-    const [command, args] =
-      this.setpriv === undefined
-        ? [binary, options.args]
-        : [this.setpriv, ['--pdeathsig', 'KILL', '--', binary, ...options.args]];
-    const child = spawn(command, args, {
-      env: { LC_ALL: 'C', PATH: this.options.toolPath, [ownerVariable]: ownerTag },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-      shell: false,
-      cwd: '/',
-    });
+    const reportLimit = limit * reportLimitFactor;
+    const reportFile = options.report ? openReportFile() : undefined;
+    let child: ChildProcess;
+    try {
+      child = spawn(binary, options.args, {
+        env: { LC_ALL: 'C', PATH: this.options.toolPath, [ownerVariable]: ownerTag },
+        stdio: reportFile === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe', reportFile],
+        detached: true,
+        shell: false,
+        cwd: '/',
+      });
+    } catch (err) {
+      if (reportFile !== undefined) closeSync(reportFile);
+      throw err;
+    }
     this.running.add(child);
+    // spawn() returns once the command runs (libuv waits for its exec): register it right away.
+    const pid = child.pid;
+    if (pid !== undefined) this.watchdog.guard(pid);
 
     return new Promise<RunResult>((resolve, reject) => {
       const stdout: Buffer[] = [];
@@ -291,7 +322,8 @@ export class ToolRunner {
       options.signal?.addEventListener('abort', onAbort, { once: true });
 
       const lines = options.onLine === undefined ? undefined : new LineSplitter(options.onLine);
-      child.stdout.on('data', (chunk: Buffer) => {
+      const { stdout: stdoutStream, stderr: stderrStream } = outputPipes(child);
+      stdoutStream.on('data', (chunk: Buffer) => {
         if (stopReason !== undefined) return;
         stdoutBytes += chunk.length;
         if (stdoutBytes > limit) {
@@ -301,8 +333,8 @@ export class ToolRunner {
         stdout.push(chunk);
         lines?.push(chunk);
       });
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (chunk: string) => {
+      stderrStream.setEncoding('utf8');
+      stderrStream.on('data', (chunk: string) => {
         // Keep only a bounded tail: stderr is for `details`, not for the answer.
         stderr = (stderr + chunk).slice(-4 * stderrKeep);
       });
@@ -312,6 +344,7 @@ export class ToolRunner {
       child.once('exit', () => {
         // Children the tool forked may outlive it in its group: remove them, whatever the outcome.
         signalGroup(child, 'SIGKILL');
+        if (pid !== undefined) this.watchdog.release(pid);
       });
       child.once('close', (code, signal) => {
         clearTimeout(timer);
@@ -323,6 +356,14 @@ export class ToolRunner {
         // when the next hop starts), unless the cap stopped it.
         if (stopReason !== 'output-too-large') lines?.end();
         const text = Buffer.concat(stdout).toString('utf8');
+        // The report is read once the command has exited, and only when it can be the answer.
+        // Unlike stdout it cannot be cut off as it grows: a file is checked at the end.
+        let report: string | undefined = '';
+        if (reportFile !== undefined) {
+          report = stopReason === undefined && !spawnError ? readReportFile(reportFile, reportLimit) : '';
+          closeSync(reportFile);
+        }
+        if (report === undefined) stopReason ??= 'output-too-large';
         const exitCode = code ?? -1;
         let outcome: RunOutcome = stopReason ?? (exitCode === 0 ? 'ok' : 'exit-nonzero');
         if (spawnError) outcome = 'spawn-error';
@@ -347,7 +388,9 @@ export class ToolRunner {
             reject(
               new DomainError(
                 'command-failed',
-                `${options.tool} produced more than ${limit} bytes of output and was stopped.`,
+                report === undefined
+                  ? `${options.tool} wrote a report of more than ${reportLimit} bytes.`
+                  : `${options.tool} produced more than ${limit} bytes of output and was stopped.`,
                 { code: 'TOOL_OUTPUT_TOO_LARGE', reason: 'Output too large' },
               ),
             );
@@ -382,7 +425,13 @@ export class ToolRunner {
           case 'ok':
             break;
         }
-        resolve({ stdout: text, stderr: tail(stderr, 4 * stderrKeep), exitCode, durationMs });
+        resolve({
+          stdout: text,
+          stderr: tail(stderr, 4 * stderrKeep),
+          report: report ?? '',
+          exitCode,
+          durationMs,
+        });
       });
     });
   }
@@ -421,6 +470,56 @@ class LineSplitter {
       // Progress is a side channel: the command and its result carry on.
     }
   }
+}
+
+/**
+ * A new empty file with no name, open for reading and writing, to be a command's file descriptor 3:
+ * the command opens `/dev/fd/3` (nmap: `-oX /dev/fd/3`), which on Linux reopens the same file.
+ *
+ * Why not a pipe: Node gives a child's extra stdio entries as socket pairs, and opening
+ * `/dev/fd/3` on a socket fails (ENXIO); Node has no pipe(). Why not a temporary directory (as
+ * earlier versions did): creating it, reading the file back and removing it took three trips through
+ * libuv's thread pool, 0.6 ms per scan on a quiet machine against 0.07 ms for this, and a killed
+ * server left the directory behind. This file loses its name at once (O_EXCL in the system temp
+ * directory, then unlink), so nothing is left whatever happens to the server. The name carries
+ * the owner tag: in the instant between creating and unlinking, a dying server's file is removed
+ * at the next start (orphans.ts). Synchronous calls: each takes microseconds on a small file, less
+ * than a thread-pool round trip.
+ */
+function openReportFile(): number {
+  const path = join(tmpdir(), `${nmapTempPrefix}${ownerTag}-${randomBytes(8).toString('hex')}`);
+  const fd = openSync(path, 'wx+', 0o600);
+  unlinkSync(path);
+  return fd;
+}
+
+/**
+ * The report the command wrote, or undefined when it is over `limit` bytes. A file that cannot be
+ * read gives '' (the caller then says the report could not be read) rather than an exception in
+ * the middle of the runner's bookkeeping.
+ */
+function readReportFile(fd: number, limit: number): string | undefined {
+  try {
+    const size = fstatSync(fd).size;
+    if (size > limit) return undefined;
+    const buffer = Buffer.alloc(size);
+    let read = 0;
+    while (read < size) {
+      const n = readSync(fd, buffer, read, size - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return buffer.subarray(0, read).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** stdout and stderr of a command the runner started: pipes in every run (stdio 'pipe'). */
+function outputPipes(child: ChildProcess): { stdout: Readable; stderr: Readable } {
+  if (child.stdout === null || child.stderr === null)
+    throw new Error('a command started without output pipes');
+  return { stdout: child.stdout, stderr: child.stderr };
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -39,6 +39,10 @@ case "$target" in
   127.0.0.3)
     /usr/bin/yes "flooding the output with a line that never ends"
     ;;
+  127.0.0.8)
+    # A report (fd 3) over 16 x TOOL_OUTPUT_LIMIT.
+    /usr/bin/head -c 70000 /dev/zero > "$xml"
+    ;;
   127.0.0.4)
     echo "some output"
     echo "nmap: fake failure for the test" >&2
@@ -104,6 +108,15 @@ describe('runner: timeout, output cap, failures', () => {
     assert.equal((await nextToolRun(server, seen)).outcome, 'output-too-large');
   });
 
+  test('a report on fd 3 over 16 x TOOL_OUTPUT_LIMIT answers 500 Output too large', async () => {
+    const seen = await toolRunCount(server);
+    const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.8', mode: 'fast' } });
+    assert.equal(res.status, 500);
+    assert.equal(res.json.error, 'Output too large');
+    assert.match(String(res.json.message), /report of more than 65536 bytes/);
+    assert.equal((await nextToolRun(server, seen)).outcome, 'output-too-large');
+  });
+
   test('a non-zero exit answers 500 with the tail of stderr as details', async () => {
     const seen = await toolRunCount(server);
     const res = await server.request('POST', '/nettools/nmap', { body: { scan: '127.0.0.4', mode: 'fast' } });
@@ -129,6 +142,7 @@ describe('runner: timeout, output cap, failures', () => {
     const line = await nextToolRun(server, seen);
     const args = line.args as string[];
     assert.equal(args[0], '-F');
+    assert.deepEqual(args.slice(-3), ['-oX', '/dev/fd/3', '127.0.0.9'], 'the XML report goes to fd 3');
     assert.equal(args.at(-1), '127.0.0.9');
     const env = readFileSync(join(dir, 'env'), 'utf8').trim().split('\n').sort();
     // sh itself adds PWD (and may add SHLVL/_); the runner passes only LC_ALL, PATH and the
