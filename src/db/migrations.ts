@@ -11,6 +11,47 @@ export interface Migration {
   readonly up: (db: Database) => void;
 }
 
+/**
+ * The counts migration's backfill: the count triggers' arithmetic over every row of Events and
+ * Sessions, into empty DeviceHistoryTotals and DeviceHistoryBuckets. Part of that migration, so
+ * frozen like it: never edit it. The importer runs it too (src/import/bulk-counts.ts), over the rows
+ * of one batch, instead of letting the triggers count row by row.
+ */
+export const historyCountsBackfill = `
+        INSERT INTO DeviceHistoryTotals (mac, events, downAlerts, sessions, closedSeconds, irregular)
+          SELECT mac, SUM(events), SUM(downAlerts), SUM(sessions), SUM(closedSeconds), SUM(irregular) FROM (
+            SELECT E.eve_MAC AS mac, 1 AS events, (E.eve_EventType = 'Device Down') AS downAlerts,
+              0 AS sessions, 0 AS closedSeconds, (datetime(E.eve_DateTime) IS NOT E.eve_DateTime) AS irregular
+            FROM Events AS E WHERE E.eve_EventType NOT IN ('Connected', 'Disconnected')
+            UNION ALL
+            SELECT S.ses_MAC, 0, 0, ((S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR S.ses_DateTimeDisconnection > ''), CASE WHEN (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR NOT ((S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR S.ses_DateTimeDisconnection > '') THEN 0
+          ELSE COALESCE(MAX(0, unixepoch(S.ses_DateTimeDisconnection) - unixepoch(S.ses_DateTimeConnection)), 0) END, (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND NOT (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND S.ses_DateTimeConnection IS NOT NULL
+          AND datetime(S.ses_DateTimeConnection) IS S.ses_DateTimeConnection
+          AND datetime(S.ses_DateTimeDisconnection) IS S.ses_DateTimeDisconnection
+          AND S.ses_DateTimeConnection <= S.ses_DateTimeDisconnection))
+            FROM Sessions AS S)
+          GROUP BY mac;
+        INSERT INTO DeviceHistoryBuckets (mac, span, bucket, events, downAlerts, ended, endedSum, started, startedSum)
+          SELECT mac, span, bucket, SUM(events), SUM(downAlerts), SUM(ended), SUM(endedSum), SUM(started), SUM(startedSum)
+          FROM (
+            SELECT E.eve_MAC AS mac, v.column1 AS span, substr(E.eve_DateTime, 1, v.column1) AS bucket,
+              1 AS events, (E.eve_EventType = 'Device Down') AS downAlerts,
+              0 AS ended, 0 AS endedSum, 0 AS started, 0 AS startedSum
+            FROM Events AS E, (VALUES (10), (7)) AS v
+            WHERE E.eve_EventType NOT IN ('Connected', 'Disconnected') AND datetime(E.eve_DateTime) IS E.eve_DateTime
+            UNION ALL
+            SELECT S.ses_MAC, v.column1,
+              substr(CASE v.column2 WHEN 0 THEN S.ses_DateTimeDisconnection ELSE S.ses_DateTimeConnection END, 1, v.column1),
+              0, 0, (v.column2 = 0), (v.column2 = 0) * unixepoch(S.ses_DateTimeDisconnection),
+              (v.column2 = 1), (v.column2 = 1) * unixepoch(S.ses_DateTimeConnection)
+            FROM Sessions AS S, (VALUES (10, 0), (7, 0), (10, 1), (7, 1)) AS v
+            WHERE (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND S.ses_DateTimeConnection IS NOT NULL
+          AND datetime(S.ses_DateTimeConnection) IS S.ses_DateTimeConnection
+          AND datetime(S.ses_DateTimeDisconnection) IS S.ses_DateTimeDisconnection
+          AND S.ses_DateTimeConnection <= S.ses_DateTimeDisconnection))
+          GROUP BY mac, span, bucket;
+`;
+
 export const migrations: readonly Migration[] = [
   {
     description: 'Devices, Events and Sessions with their per-device indexes',
@@ -368,39 +409,7 @@ export const migrations: readonly Migration[] = [
         startedSum = startedSum + excluded.startedSum;
         END;
 
-        -- The same arithmetic over the rows already there.
-        INSERT INTO DeviceHistoryTotals (mac, events, downAlerts, sessions, closedSeconds, irregular)
-          SELECT mac, SUM(events), SUM(downAlerts), SUM(sessions), SUM(closedSeconds), SUM(irregular) FROM (
-            SELECT E.eve_MAC AS mac, 1 AS events, (E.eve_EventType = 'Device Down') AS downAlerts,
-              0 AS sessions, 0 AS closedSeconds, (datetime(E.eve_DateTime) IS NOT E.eve_DateTime) AS irregular
-            FROM Events AS E WHERE E.eve_EventType NOT IN ('Connected', 'Disconnected')
-            UNION ALL
-            SELECT S.ses_MAC, 0, 0, ((S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR S.ses_DateTimeDisconnection > ''), CASE WHEN (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR NOT ((S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) OR S.ses_DateTimeDisconnection > '') THEN 0
-          ELSE COALESCE(MAX(0, unixepoch(S.ses_DateTimeDisconnection) - unixepoch(S.ses_DateTimeConnection)), 0) END, (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND NOT (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND S.ses_DateTimeConnection IS NOT NULL
-          AND datetime(S.ses_DateTimeConnection) IS S.ses_DateTimeConnection
-          AND datetime(S.ses_DateTimeDisconnection) IS S.ses_DateTimeDisconnection
-          AND S.ses_DateTimeConnection <= S.ses_DateTimeDisconnection))
-            FROM Sessions AS S)
-          GROUP BY mac;
-        INSERT INTO DeviceHistoryBuckets (mac, span, bucket, events, downAlerts, ended, endedSum, started, startedSum)
-          SELECT mac, span, bucket, SUM(events), SUM(downAlerts), SUM(ended), SUM(endedSum), SUM(started), SUM(startedSum)
-          FROM (
-            SELECT E.eve_MAC AS mac, v.column1 AS span, substr(E.eve_DateTime, 1, v.column1) AS bucket,
-              1 AS events, (E.eve_EventType = 'Device Down') AS downAlerts,
-              0 AS ended, 0 AS endedSum, 0 AS started, 0 AS startedSum
-            FROM Events AS E, (VALUES (10), (7)) AS v
-            WHERE E.eve_EventType NOT IN ('Connected', 'Disconnected') AND datetime(E.eve_DateTime) IS E.eve_DateTime
-            UNION ALL
-            SELECT S.ses_MAC, v.column1,
-              substr(CASE v.column2 WHEN 0 THEN S.ses_DateTimeDisconnection ELSE S.ses_DateTimeConnection END, 1, v.column1),
-              0, 0, (v.column2 = 0), (v.column2 = 0) * unixepoch(S.ses_DateTimeDisconnection),
-              (v.column2 = 1), (v.column2 = 1) * unixepoch(S.ses_DateTimeConnection)
-            FROM Sessions AS S, (VALUES (10, 0), (7, 0), (10, 1), (7, 1)) AS v
-            WHERE (NOT (S.ses_DateTimeDisconnection IS NULL OR S.ses_StillConnected = 1) AND S.ses_DateTimeConnection IS NOT NULL
-          AND datetime(S.ses_DateTimeConnection) IS S.ses_DateTimeConnection
-          AND datetime(S.ses_DateTimeDisconnection) IS S.ses_DateTimeDisconnection
-          AND S.ses_DateTimeConnection <= S.ses_DateTimeDisconnection))
-          GROUP BY mac, span, bucket;
+        ${historyCountsBackfill}
       `);
     },
   },

@@ -30,6 +30,7 @@ import { openDatabase } from '../db/connection.js';
 import { DomainError } from '../errors.js';
 import { dbTime } from '../time.js';
 import { normalizeMac } from '../validation.js';
+import { BulkCounts, type HistoryTable } from './bulk-counts.js';
 import { convertDevice, type SourceValue } from './device-values.js';
 import { isTimeZone, LocalTimeReader, machineTimeZone } from './local-time.js';
 import { openSource, type Source, type SourceKind } from './source.js';
@@ -278,6 +279,8 @@ class Importer {
   private readonly macForms = new Map<string, string | null>();
   /** Storage time before which the server's retention prunes history ('' when not given). */
   private readonly retentionStart: string;
+  /** Counts each batch of history at once (a dry run writes to staging tables, never counted). */
+  private readonly bulkCounts: BulkCounts | undefined;
 
   constructor(
     private readonly source: Source,
@@ -294,6 +297,7 @@ class Importer {
         ? ''
         : dbTime(new Date(Date.now() - options.historyDays * 86_400_000));
     this.deviceExists = db.prepare<[string, string], number>(sql.deviceExists).pluck();
+    this.bulkCounts = dryRun ? undefined : new BulkCounts(db);
   }
 
   run(): void {
@@ -360,6 +364,12 @@ class Importer {
       counts.inserted++;
       if (isOld(row)) counts.beyondRetention++;
     }
+  }
+
+  /** Inserts history rows counted in bulk (see bulk-counts.ts), or as they are in a dry run. */
+  private counted(table: HistoryTable, insert: () => void): void {
+    if (this.bulkCounts === undefined) insert();
+    else this.bulkCounts.insertCounted(table, insert);
   }
 
   private isKnownMac(mac: string): boolean {
@@ -528,7 +538,9 @@ class Importer {
         return { mac, ip: sourceText(row.eve_IP), time, type, info: sourceText(row.eve_AdditionalInfo) };
       },
       (rows) => {
-        this.writeNew(rows, exists, write, counts, (row) => row.time < this.retentionStart);
+        this.counted('Events', () => {
+          this.writeNew(rows, exists, write, counts, (row) => row.time < this.retentionStart);
+        });
       },
     );
   }
@@ -584,13 +596,15 @@ class Importer {
         };
       },
       (rows) => {
-        this.writeNew(
-          rows,
-          exists,
-          write,
-          counts,
-          (row) => row.disc !== null && row.disc < this.retentionStart,
-        );
+        this.counted('Sessions', () => {
+          this.writeNew(
+            rows,
+            exists,
+            write,
+            counts,
+            (row) => row.disc !== null && row.disc < this.retentionStart,
+          );
+        });
       },
     );
   }

@@ -175,7 +175,21 @@ export function addManyEvents(path: string, mac: string, count: number): void {
     `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
      INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo, eve_PendingAlertEmail)
      SELECT ?, '192.168.1.1', datetime('2023-01-01 00:00:00', '+' || (i * 60) || ' seconds'),
-            CASE WHEN i % 2 = 0 THEN 'Connected' ELSE 'Disconnected' END, '', 0 FROM n`,
+            CASE i % 4 WHEN 0 THEN 'Connected' WHEN 1 THEN 'Disconnected' WHEN 2 THEN 'Device Down'
+              ELSE 'IP Changed' END, '', 0 FROM n`,
+  ).run(count, mac);
+  db.close();
+}
+
+/** `count` closed sessions of `mac`, one an hour from 2023-01-01, 30 minutes each. */
+export function addManySessions(path: string, mac: string, count: number): void {
+  const db = new Database(path);
+  db.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
+     INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection,
+       ses_EventTypeDisconnection, ses_DateTimeDisconnection, ses_StillConnected, ses_AdditionalInfo)
+     SELECT ?, '192.168.1.1', 'Connected', datetime('2023-01-01 00:00:00', '+' || i || ' hours'),
+            'Disconnected', datetime('2023-01-01 00:30:00', '+' || i || ' hours'), 0, '' FROM n`,
   ).run(count, mac);
   db.close();
 }
