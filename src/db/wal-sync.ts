@@ -12,10 +12,14 @@
  * Calls that arrive while a flush is running share the next flush: one fdatasync serves every
  * commit made before it starts, however many there were.
  */
-import { open } from 'node:fs/promises';
+import { closeSync, fdatasync, openSync } from 'node:fs';
+import { promisify } from 'node:util';
 import type { Database } from 'better-sqlite3';
 
+const fdatasyncAsync = promisify(fdatasync);
+
 export class WalSync {
+  private fd: number | undefined;
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
   private flushes = 0;
@@ -53,24 +57,19 @@ export class WalSync {
   }
 
   /**
-   * Opens the WAL file for each flush rather than keeping a descriptor: the three calls run in the
-   * thread pool, cost the event loop nothing, and no descriptor outlives its connection.
+   * One descriptor of the WAL file, opened at the first flush and kept: each flush is then one trip
+   * through the thread pool, which matters on a busy server, where every trip waits for a turn of
+   * the event loop. SQLite removes the WAL only when the last connection closes; a flush asked after
+   * this connection closed gives up the descriptor (the close checkpointed and synced everything).
    */
   private async flushOnce(): Promise<void> {
-    let file;
-    try {
-      file = await open(`${this.db.name}-wal`, 'r');
-    } catch (error) {
-      // Closing the last connection checkpoints the WAL into the database file, syncs it and
-      // removes the WAL: then there is nothing left to flush.
-      if (!this.db.open && (error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
+    if (!this.db.open) {
+      if (this.fd !== undefined) closeSync(this.fd);
+      this.fd = undefined;
+      return;
     }
-    try {
-      this.flushes++;
-      await file.datasync();
-    } finally {
-      await file.close();
-    }
+    this.fd ??= openSync(`${this.db.name}-wal`, 'r');
+    this.flushes++;
+    await fdatasyncAsync(this.fd);
   }
 }
