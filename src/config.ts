@@ -152,7 +152,7 @@ export const variables = {
   DATA_DIR: spec('./data', 'Directory for netkeep.db and api_token.', text),
   LOG_LEVEL: spec(
     'info',
-    'pino log level.',
+    'pino log level. One line per answer: successful reads (GET/HEAD) at debug, writes and errors at info.',
     oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   ),
   BODY_LIMIT: spec('65536', 'Largest request body in bytes (413 above it).', integer(1024, 16 * 1024 * 1024)),
