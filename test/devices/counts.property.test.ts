@@ -14,7 +14,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { migrations } from '../../src/db/migrations.js';
+import { historyCountsBackfill } from '../../src/db/migrations.js';
 import { presenceHours } from '../../src/devices/repository.js';
 import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { deviceSql } from '../../src/devices/sqlite-sql.js';
@@ -23,6 +23,7 @@ import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import { ScanStore } from '../../src/scanner/store.js';
 import { dbTime, periods, periodStart, type Period } from '../../src/time.js';
+import { dumpCounts } from './history.js';
 
 const macs = ['02:00:00:00:00:01', '02:00:00:00:00:02', '02:00:00:00:00:03', '02:00:00:00:00:04'];
 const hour = 3_600_000;
@@ -311,42 +312,13 @@ describe('per-device counts kept by triggers', () => {
       db.prepare(
         "INSERT INTO Events (eve_MAC, eve_DateTime, eve_EventType) VALUES (?, 'soon', 'Device Down')",
       ).run(macs[1]);
-      const dump = (): unknown => ({
-        totals: db
-          .prepare(
-            'SELECT * FROM DeviceHistoryTotals WHERE events OR downAlerts OR sessions OR closedSeconds OR irregular ORDER BY mac',
-          )
-          .all(),
-        buckets: db
-          .prepare(
-            'SELECT * FROM DeviceHistoryBuckets WHERE events OR downAlerts OR ended OR started ORDER BY mac, span, bucket',
-          )
-          .all(),
-      });
-      const byTriggers = dump();
-      const migrationSql = readMigrationBackfill();
+      const byTriggers = dumpCounts(db);
       db.exec('DELETE FROM DeviceHistoryTotals; DELETE FROM DeviceHistoryBuckets;');
-      db.exec(migrationSql);
-      assert.deepEqual(dump(), byTriggers);
+      db.exec(historyCountsBackfill);
+      assert.deepEqual(dumpCounts(db), byTriggers);
       db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 });
-
-/** The backfill statements of the counts migration, as the migration runs them. */
-function readMigrationBackfill(): string {
-  const migration = migrations.find((m) => m.description.startsWith('Per-device history counts'));
-  assert.ok(migration, 'the counts migration exists');
-  let backfill = '';
-  const recorder = {
-    exec(sql: string) {
-      const at = sql.indexOf('INSERT INTO DeviceHistoryTotals (mac, events, downAlerts, sessions');
-      if (at >= 0) backfill = sql.slice(at);
-    },
-  };
-  migration.up(recorder as unknown as Database);
-  assert.notEqual(backfill, '', 'the counts migration has a backfill section');
-  return backfill;
-}

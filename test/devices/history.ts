@@ -122,3 +122,19 @@ export function dump(db: Database): string {
     )
     .join('\n');
 }
+
+/** The non-empty rows of the count tables (DeviceHistoryTotals, DeviceHistoryBuckets), in key order. */
+export function dumpCounts(db: Database): unknown {
+  return {
+    totals: db
+      .prepare(
+        'SELECT * FROM DeviceHistoryTotals WHERE events OR downAlerts OR sessions OR closedSeconds OR irregular ORDER BY mac',
+      )
+      .all(),
+    buckets: db
+      .prepare(
+        'SELECT * FROM DeviceHistoryBuckets WHERE events OR downAlerts OR ended OR started ORDER BY mac, span, bucket',
+      )
+      .all(),
+  };
+}

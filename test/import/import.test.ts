@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
+import { dumpCounts } from '../devices/history.js';
 import { TestServer } from '../helpers/server.js';
 import Database from 'better-sqlite3';
 import { historyCountsBackfill } from '../../src/db/migrations.js';
@@ -343,23 +344,11 @@ describe('npm run import: a database of a 2026 NetAlertX (camelCase history colu
 function assertCountsAsRecounted(dataDir: string): void {
   const db = new Database(join(dataDir, 'netkeep.db'));
   try {
-    const dump = (): unknown => ({
-      totals: db
-        .prepare(
-          'SELECT * FROM DeviceHistoryTotals WHERE events OR downAlerts OR sessions OR closedSeconds OR irregular ORDER BY mac',
-        )
-        .all(),
-      buckets: db
-        .prepare(
-          'SELECT * FROM DeviceHistoryBuckets WHERE events OR downAlerts OR ended OR started ORDER BY mac, span, bucket',
-        )
-        .all(),
-    });
-    const imported = dump();
+    const imported = dumpCounts(db);
     db.exec('BEGIN');
     db.exec('DELETE FROM DeviceHistoryTotals; DELETE FROM DeviceHistoryBuckets;');
     db.exec(historyCountsBackfill);
-    const recounted = dump();
+    const recounted = dumpCounts(db);
     db.exec('ROLLBACK');
     assert.deepEqual(imported, recounted, 'the counts equal a recount of the rows');
     assert.deepEqual(

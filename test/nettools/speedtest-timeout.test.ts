@@ -8,10 +8,16 @@ import { after, before, describe, test } from 'node:test';
 import { startLoopbackSpeedServer, type LoopbackSpeedServer } from '../helpers/speedserver.js';
 import { TestServer } from '../helpers/server.js';
 
-describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
-  let standIn: LoopbackSpeedServer;
-  let server: TestServer;
-
+/**
+ * Runs, for the enclosing describe, the builtin speed test (2 streams, `durationMs` per phase,
+ * `timeoutMs` in all) against a speed stand-in on loopback.
+ */
+function speedTestServer(
+  durationMs: number,
+  timeoutMs: number,
+): { readonly standIn: () => LoopbackSpeedServer; readonly server: () => TestServer } {
+  let standIn: LoopbackSpeedServer | undefined;
+  let server: TestServer | undefined;
   before(async () => {
     standIn = await startLoopbackSpeedServer();
     server = await TestServer.start({
@@ -19,18 +25,27 @@ describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
         SPEEDTEST_BACKEND: 'builtin',
         SPEEDTEST_SERVER_URL: standIn.url,
         SPEEDTEST_STREAMS: '2',
-        SPEEDTEST_DURATION_MS: '5000',
-        SPEEDTEST_TIMEOUT_MS: '1500',
+        SPEEDTEST_DURATION_MS: String(durationMs),
+        SPEEDTEST_TIMEOUT_MS: String(timeoutMs),
       },
     });
   });
   after(async () => {
-    await server.stop();
-    standIn.stop();
+    await server?.stop();
+    standIn?.stop();
   });
+  const started = <T>(value: T | undefined): T => {
+    assert.ok(value !== undefined, 'started in before()');
+    return value;
+  };
+  return { standIn: () => started(standIn), server: () => started(server) };
+}
+
+describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
+  const { standIn, server } = speedTestServer(5000, 1500);
 
   test('the limit falls inside the download phase: 504 Tool timed out', async () => {
-    const res = await server.request('GET', '/nettools/speedtest');
+    const res = await server().request('GET', '/nettools/speedtest');
     assert.equal(res.status, 504, res.text);
     assert.deepEqual(
       { success: res.json.success, error: res.json.error },
@@ -38,36 +53,18 @@ describe('builtin speed test past SPEEDTEST_TIMEOUT_MS', () => {
     );
     assert.match(String(res.json.message), /1500 ms/);
     assert.ok(
-      standIn.lines.some((line) => line.startsWith('down ') && line !== 'down 0'),
+      standIn().lines.some((line) => line.startsWith('down ') && line !== 'down 0'),
       'the download phase had started',
     );
   });
 });
 
 describe('builtin speed test cut inside its upload phase', () => {
-  let standIn: LoopbackSpeedServer;
-  let server: TestServer;
-
-  before(async () => {
-    standIn = await startLoopbackSpeedServer();
-    // Download ends ~2 s in; upload would end ~4 s in: the 3 s limit falls in the upload phase.
-    server = await TestServer.start({
-      env: {
-        SPEEDTEST_BACKEND: 'builtin',
-        SPEEDTEST_SERVER_URL: standIn.url,
-        SPEEDTEST_STREAMS: '2',
-        SPEEDTEST_DURATION_MS: '2000',
-        SPEEDTEST_TIMEOUT_MS: '3000',
-      },
-    });
-  });
-  after(async () => {
-    await server.stop();
-    standIn.stop();
-  });
+  // Download ends ~2 s in; upload would end ~4 s in: the 3 s limit falls in the upload phase.
+  const { server } = speedTestServer(2000, 3000);
 
   test('the download phase is reported, then the 504: no result with upload 0', async () => {
-    const res = await server.request('GET', '/nettools/speedtest', {
+    const res = await server().request('GET', '/nettools/speedtest', {
       headers: { accept: 'text/event-stream' },
     });
     assert.equal(res.status, 200, res.text);
