@@ -53,6 +53,11 @@ export class CommitProbe {
     return true;
   }
 
+  /** Makes the next call answer true (the caller could not act on the change it was told of). */
+  forget(): void {
+    this.last.fill(0);
+  }
+
   private close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;

@@ -11,7 +11,8 @@
  *
  * Each write runs in its own SAVEPOINT (a nested better-sqlite3 transaction), so a write that throws
  * is rolled back alone and rejects only its own promise; its neighbours commit. If the COMMIT or the
- * flush fails, the group is not known to be durable and every write in it is rejected.
+ * flush fails, the group is not known to be durable and every write in it is rejected; after a
+ * failed flush no further write is taken (see `broken`).
  */
 import { setImmediate } from 'node:timers';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
@@ -49,6 +50,12 @@ export class GroupCommit {
   private readonly commitWithoutFlush: Statement<[]>;
   private readonly commitWithFlush: Statement<[]>;
   private readonly flushToDisk: () => Promise<void>;
+  /**
+   * Set once a flush to disk failed. Linux reports a write-back error once and may then mark the
+   * pages clean, so a later flush could succeed without the lost frames; SQLite's recovery would
+   * then drop everything after them. No write is taken after that: the server must be restarted.
+   */
+  private broken: Error | undefined;
 
   constructor(db: Database, options: GroupCommitOptions = {}) {
     this.savepoint = db.transaction((write: () => unknown) => write());
@@ -58,6 +65,10 @@ export class GroupCommit {
           pending.outcome = { ok: true, value: this.savepoint(pending.write) };
         } catch (error) {
           pending.outcome = { ok: false, error };
+          // Some errors (a full disk, an I/O error) roll back the whole transaction, not only
+          // the savepoint: the writes after it would then each commit on their own. Stop; the
+          // COMMIT then fails and the whole group is refused, as nothing of it was kept.
+          if (!db.inTransaction) throw error;
         }
       }
     });
@@ -69,6 +80,7 @@ export class GroupCommit {
 
   /** Runs `write` in the next group; settles once that group is committed and on disk. */
   run<T>(write: () => T): Promise<T> {
+    if (this.broken !== undefined) return Promise.reject(this.broken);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {
@@ -113,6 +125,9 @@ export class GroupCommit {
         }
       },
       (error: unknown) => {
+        this.broken ??= new Error(
+          `Writing to disk failed (${String(error)}); restart netkeep to write again.`,
+        );
         for (const pending of batch) pending.reject(error);
       },
     );

@@ -12,7 +12,7 @@
  * Calls that arrive while a flush is running share the next flush: one fdatasync serves every
  * commit made before it starts, however many there were.
  */
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { fdatasync, openSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { Database } from 'better-sqlite3';
 
@@ -59,16 +59,20 @@ export class WalSync {
   /**
    * One descriptor of the WAL file, opened at the first flush and kept: each flush is then one trip
    * through the thread pool, which matters on a busy server, where every trip waits for a turn of
-   * the event loop. SQLite removes the WAL only when the last connection closes; a flush asked after
-   * this connection closed gives up the descriptor (the close checkpointed and synced everything).
+   * the event loop. fdatasync reaches the file whichever descriptor it goes through, also after
+   * the connection closed (its close checkpoints and removes the WAL only when no other process
+   * has the database open). A WAL that is gone after the close has nothing left to flush. The
+   * descriptor is kept for the life of the process (one per connection).
    */
   private async flushOnce(): Promise<void> {
-    if (!this.db.open) {
-      if (this.fd !== undefined) closeSync(this.fd);
-      this.fd = undefined;
-      return;
+    if (this.fd === undefined) {
+      try {
+        this.fd = openSync(`${this.db.name}-wal`, 'r');
+      } catch (error) {
+        if (!this.db.open && (error as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw error;
+      }
     }
-    this.fd ??= openSync(`${this.db.name}-wal`, 'r');
     this.flushes++;
     await fdatasyncAsync(this.fd);
   }

@@ -346,7 +346,15 @@ export class SqliteDeviceRepository implements DeviceRepository {
    */
   pollChanges(): Changes {
     if (!this.commitProbe.mayHaveChanged()) return nothingChanged;
-    const version = this.dataVersionStmt.get() ?? 0;
+    let version: number;
+    try {
+      version = this.dataVersionStmt.get() ?? 0;
+    } catch (error) {
+      // The probe has already taken in the new header: without this, the next poll would see no
+      // change and a foreign commit would never be noticed.
+      this.commitProbe.forget();
+      throw error;
+    }
     const changed = this.changedHere;
     if (changed.size > 0) this.changedHere = new Set();
     if (version !== this.dataVersion) {

@@ -84,11 +84,13 @@ export class BulkCounts {
     } finally {
       // Before the trigger is created again: with a TEMP view named like its table in place,
       // `CREATE TRIGGER ... ON Events` would attach to the view.
+      // IF EXISTS: an error that rolled back the whole transaction took them already, and must
+      // not be hidden by a "no such view" here.
       this.db.exec(`
-        DROP VIEW temp.${table};
-        DROP VIEW temp.${other};
-        DROP TABLE temp.DeviceHistoryTotals;
-        DROP TABLE temp.DeviceHistoryBuckets;`);
+        DROP VIEW IF EXISTS temp.${table};
+        DROP VIEW IF EXISTS temp.${other};
+        DROP TABLE IF EXISTS temp.DeviceHistoryTotals;
+        DROP TABLE IF EXISTS temp.DeviceHistoryBuckets;`);
     }
   }
 }

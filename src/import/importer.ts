@@ -393,6 +393,8 @@ class Importer {
   ): void {
     const counts = this.counts(table);
     const total = this.source.db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck().get() ?? 0;
+    // Each batch takes the write lock at BEGIN (IMMEDIATE), where busy_timeout lets it wait for a
+    // running server's commit; a read transaction upgraded later would fail at once instead.
     const writeBatch = this.db.transaction(write);
     let batch: T[] = [];
     let lastProgress = Date.now();
@@ -410,13 +412,13 @@ class Importer {
       } else {
         batch.push(converted);
         if (batch.length >= this.batchSize) {
-          writeBatch(batch);
+          writeBatch.immediate(batch);
           batch = [];
         }
       }
       if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) report();
     }
-    if (batch.length > 0) writeBatch(batch);
+    if (batch.length > 0) writeBatch.immediate(batch);
     if (reported !== counts.read) report(); // the last line says the table is done, once
   }
 

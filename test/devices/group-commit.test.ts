@@ -89,6 +89,41 @@ describe('group commit', () => {
       );
       // The pragma is back to FULL for every other writer on the connection.
       assert.equal(db.pragma('synchronous', { simple: true }), 2);
+      // After a failed flush no write is taken: a later flush could succeed without the lost frames.
+      await assert.rejects(
+        commits.run(() => insert.run(4)),
+        /restart netkeep/,
+      );
+      assert.equal(db.prepare('SELECT count(*) FROM t WHERE n = 4').pluck().get(), 0);
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('an error that rolls back the whole transaction fails the whole group; no write after it runs alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netkeep-group-'));
+    const db = openDatabase(join(dir, 'netkeep.db'));
+    try {
+      db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
+      const insert = db.prepare<[number]>('INSERT INTO t (n) VALUES (?)');
+      const commits = new GroupCommit(db);
+      const results = await Promise.allSettled([
+        commits.run(() => insert.run(1)),
+        // As SQLite does on a full disk or an I/O error: the whole transaction is rolled back.
+        commits.run(() => {
+          db.exec('ROLLBACK');
+          throw new Error('disk full');
+        }),
+        commits.run(() => insert.run(3)),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['rejected', 'rejected', 'rejected'],
+      );
+      assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 0, 'nothing of the group was kept');
+      // The next group works.
+      assert.equal(await commits.run(() => insert.run(5).changes), 1);
     } finally {
       db.close();
       rmSync(dir, { recursive: true, force: true });
