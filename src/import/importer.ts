@@ -348,26 +348,34 @@ class Importer {
   }
 
   /** Writes the rows whose key netkeep does not hold yet; counts the others as present. */
+  /**
+   * Inserts the rows of a batch that are not there yet, counted in bulk (see bulk-counts.ts). A
+   * batch with nothing new (a second run) changes nothing, not even the schema.
+   */
   private writeNew<T>(
+    table: HistoryTable,
     rows: readonly T[],
     exists: Database.Statement<[T], number>,
     write: Database.Statement<[T]>,
     counts: TableCounts,
     isOld: (row: T) => boolean,
   ): void {
-    for (const row of rows) {
-      if (exists.get(row) === 1) {
-        counts.present++;
-        continue;
-      }
-      write.run(row);
-      counts.inserted++;
-      if (isOld(row)) counts.beyondRetention++;
+    if (rows.every((row) => exists.get(row) === 1)) {
+      counts.present += rows.length;
+      return;
     }
-  }
-
-  /** Inserts history rows counted in bulk (see bulk-counts.ts), or as they are in a dry run. */
-  private counted(table: HistoryTable, insert: () => void): void {
+    const insert = (): void => {
+      // Checked again row by row: a row may repeat inside the batch.
+      for (const row of rows) {
+        if (exists.get(row) === 1) {
+          counts.present++;
+          continue;
+        }
+        write.run(row);
+        counts.inserted++;
+        if (isOld(row)) counts.beyondRetention++;
+      }
+    };
     if (this.bulkCounts === undefined) insert();
     else this.bulkCounts.insertCounted(table, insert);
   }
@@ -540,9 +548,7 @@ class Importer {
         return { mac, ip: sourceText(row.eve_IP), time, type, info: sourceText(row.eve_AdditionalInfo) };
       },
       (rows) => {
-        this.counted('Events', () => {
-          this.writeNew(rows, exists, write, counts, (row) => row.time < this.retentionStart);
-        });
+        this.writeNew('Events', rows, exists, write, counts, (row) => row.time < this.retentionStart);
       },
     );
   }
@@ -598,15 +604,14 @@ class Importer {
         };
       },
       (rows) => {
-        this.counted('Sessions', () => {
-          this.writeNew(
-            rows,
-            exists,
-            write,
-            counts,
-            (row) => row.disc !== null && row.disc < this.retentionStart,
-          );
-        });
+        this.writeNew(
+          'Sessions',
+          rows,
+          exists,
+          write,
+          counts,
+          (row) => row.disc !== null && row.disc < this.retentionStart,
+        );
       },
     );
   }

@@ -387,8 +387,18 @@ describe('npm run import: 50,000 events and 25,000 sessions', () => {
       // session is then already there.
       assert.ok(added(run.stdout, 'sessions') > 24_990, run.stdout);
       assertCountsAsRecounted(dataDir);
+      const schemaVersion = (): unknown => {
+        const db = new Database(join(dataDir, 'netkeep.db'), { readonly: true });
+        try {
+          return db.pragma('schema_version', { simple: true });
+        } finally {
+          db.close();
+        }
+      };
+      const before = schemaVersion();
       const again = runImport(dataDir, [source]);
       assert.equal(added(again.stdout, 'events'), 0);
+      assert.equal(schemaVersion(), before, 'a run that adds nothing does not touch the schema');
       assertCountsAsRecounted(dataDir);
       const server = await TestServer.start({ dataDir, env: keepHistory });
       try {
