@@ -8,18 +8,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { openDatabase } from '../../src/db/connection.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import type { Statement } from 'better-sqlite3';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import { WalSync } from '../../src/db/wal-sync.js';
 import { TestServer } from '../helpers/server.js';
 
+/** A fresh database with a table `t (n)`, given to `use` with an insert; removed afterwards. */
+async function withTable(use: (db: Database, insert: Statement<[number]>) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'netkeep-group-'));
+  const db = openDatabase(join(dir, 'netkeep.db'));
+  try {
+    db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
+    await use(db, db.prepare<[number]>('INSERT INTO t (n) VALUES (?)'));
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('group commit', () => {
   test('writes queued in one turn share one commit; one that throws is rolled back alone', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netkeep-group-'));
-    const db = openDatabase(join(dir, 'netkeep.db'));
-    try {
-      db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
-      const insert = db.prepare<[number]>('INSERT INTO t (n) VALUES (?)');
+    await withTable(async (db, insert) => {
       const commits = new GroupCommit(db);
       const results = await Promise.allSettled(
         Array.from({ length: 20 }, (_, i) =>
@@ -42,18 +52,11 @@ describe('group commit', () => {
       // A write queued later gets its own commit.
       assert.equal(await commits.run(() => insert.run(99).changes), 1);
       assert.deepEqual(commits.stats(), { commits: 2, writes: 21 });
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test('a write is answered only after its flush to disk; a failed flush fails the group', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netkeep-group-'));
-    const db = openDatabase(join(dir, 'netkeep.db'));
-    try {
-      db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
-      const insert = db.prepare<[number]>('INSERT INTO t (n) VALUES (?)');
+    await withTable(async (db, insert) => {
       let release: (() => void) | undefined;
       let fail: ((error: Error) => void) | undefined;
       const commits = new GroupCommit(db, {
@@ -95,18 +98,11 @@ describe('group commit', () => {
         /restart netkeep/,
       );
       assert.equal(db.prepare('SELECT count(*) FROM t WHERE n = 4').pluck().get(), 0);
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test('an error that rolls back the whole transaction fails the whole group; no write after it runs alone', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netkeep-group-'));
-    const db = openDatabase(join(dir, 'netkeep.db'));
-    try {
-      db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
-      const insert = db.prepare<[number]>('INSERT INTO t (n) VALUES (?)');
+    await withTable(async (db, insert) => {
       const commits = new GroupCommit(db);
       const results = await Promise.allSettled([
         commits.run(() => insert.run(1)),
@@ -124,17 +120,11 @@ describe('group commit', () => {
       assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 0, 'nothing of the group was kept');
       // The next group works.
       assert.equal(await commits.run(() => insert.run(5).changes), 1);
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test('WalSync: callers during a running flush share the next one', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netkeep-walsync-'));
-    const db = openDatabase(join(dir, 'netkeep.db'));
-    try {
-      db.exec('CREATE TABLE t (n INTEGER NOT NULL)');
+    await withTable(async (db) => {
       const wal = new WalSync(db);
       const first = wal.sync();
       // Arriving while the first runs: one more flush for all of them, not one each.
@@ -143,10 +133,7 @@ describe('group commit', () => {
       assert.equal(wal.count, 2);
       await wal.sync();
       assert.equal(wal.count, 3);
-    } finally {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test('kill -9 under concurrent writers: every write answered 200 is there after a restart', async () => {
