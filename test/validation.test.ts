@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { tokenChecker } from '../src/http/auth.js';
+import { tokenChecker, tokenEquals } from '../src/http/auth.js';
 import { toDbTime } from '../src/time.js';
 import { ipVersion, isHostname, normalizeMac, parseIpPort, parseScanTarget } from '../src/validation.js';
 
@@ -89,4 +89,21 @@ test('the Bearer scheme is case-insensitive, the token is not', () => {
   assert.ok(check('bearer Secret'));
   assert.ok(check('BEARER Secret'));
   assert.ok(!check('Bearer secret'));
+});
+
+test('a token matches only itself, whatever the candidate length or encoding', () => {
+  const equals = tokenEquals('s3cret-Tøken');
+  assert.ok(equals('s3cret-Tøken'));
+  for (const other of [
+    '',
+    's3cret-T',
+    's3cret-Tøken ',
+    's3cret-Tøken\u0000',
+    'S3cret-Tøken',
+    's3cret-Toeken', // as many UTF-8 bytes as the token, other content
+    's3cret-To\u0308ken', // the same text in another Unicode normal form
+    's3cret-Tøkenx'.repeat(1000),
+  ])
+    assert.ok(!equals(other), JSON.stringify(other.slice(0, 20)));
+  assert.ok(!tokenEquals('')(''), 'an empty token never matches');
 });
