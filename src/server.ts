@@ -55,6 +55,8 @@ const discoveryOutputLimit = 16 * 1024 * 1024;
 export async function createServer(config: Config, logger: Logger): Promise<Server> {
   const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
+  const feed = new ChangeFeed(logger.child({ component: 'feed' }));
+  const metrics = new Metrics({ db, feed });
   const app = await buildApp({
     token,
     bodyLimit: config.BODY_LIMIT,
@@ -63,11 +65,11 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     logger,
     isHealthy: () => db.open,
     corsOrigins: config.CORS_ORIGINS,
+    instrument: (routes) => {
+      instrumentRequests(routes, metrics.requests);
+    },
   });
 
-  const feed = new ChangeFeed(logger.child({ component: 'feed' }));
-  const metrics = new Metrics({ db, feed });
-  instrumentRequests(app, metrics);
   const devices = new SqliteDeviceRepository(db);
   // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
   await app.register(deviceRoutes, { repository: devices, feed });

@@ -11,7 +11,7 @@ import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
-  type FastifyRequest,
+  type onRequestHookHandler,
   type RawReplyDefaultExpression,
   type RawRequestDefaultExpression,
   type RawServerDefault,
@@ -37,6 +37,11 @@ export interface AppOptions {
   readonly corsOrigins?: readonly string[];
   /** Reported by GET /health; false while the database is not open. */
   readonly isHealthy?: () => boolean;
+  /**
+   * Called once the application-wide hooks are in place and before any route is added, so that
+   * the `onRoute` hooks it adds (the request metrics) reach every route, /health included.
+   */
+  readonly instrument?: (app: App) => void;
 }
 
 /** The application type every route module receives: Fastify with TypeBox type inference. */
@@ -141,6 +146,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     );
     done();
   });
+  options.instrument?.(app);
 
   await app.register(swagger, {
     openapi: {
@@ -196,6 +202,12 @@ export async function buildApp(options: AppOptions): Promise<App> {
   return app;
 }
 
+/** A route option's hooks as an array, whether it held none, one or several (for `onRoute` hooks). */
+export function hookList<T>(hooks: T | T[] | undefined): T[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
+}
+
 /** A Content-Security-Policy without its upgrade-insecure-requests directive. */
 export function withoutUpgradeInsecureRequests(policy: string): string {
   return policy
@@ -245,6 +257,9 @@ function registerMethodNotAllowed(app: App): void {
         staticMethods.set(route.url, own.add(upper));
       }
     }
+    // A route with parameters yields to a static route of the same path (a hook on that route
+    // only: the other routes need no check, and the route's pattern is known here for free).
+    if (/[:*]/.test(route.url)) route.onRequest = [...hookList(route.onRequest), yieldToStaticPath];
   });
   const allowedOn = (path: string): string[] => {
     const own = staticMethods.get(path);
@@ -259,24 +274,24 @@ function registerMethodNotAllowed(app: App): void {
       undefined,
       { Allow: allowed.join(', ') },
     );
-  // After auth (registered later), before the body is read.
-  const refusal = (request: FastifyRequest): ApiError | undefined => {
-    if (!servedMethods.has(request.method))
-      return new ApiError(
-        501,
-        'Not Implemented',
-        `${request.method} is not a method netkeep serves.`,
-        undefined,
-        {},
-        'NOT_IMPLEMENTED',
-      );
-    const routeUrl = request.routeOptions.url;
-    if (routeUrl === undefined || !/[:*]/.test(routeUrl)) return undefined;
+  const yieldToStaticPath: onRequestHookHandler = (request, _reply, done) => {
     const path = request.url.split('?', 1)[0] ?? '/';
-    return staticMethods.has(path) ? methodNotAllowed(request.method, path, allowedOn(path)) : undefined;
+    done(staticMethods.has(path) ? methodNotAllowed(request.method, path, allowedOn(path)) : undefined);
   };
+  // After auth (registered later), before the body is read.
   app.addHook('onRequest', (request, _reply, done) => {
-    done(refusal(request));
+    done(
+      servedMethods.has(request.method)
+        ? undefined
+        : new ApiError(
+            501,
+            'Not Implemented',
+            `${request.method} is not a method netkeep serves.`,
+            undefined,
+            {},
+            'NOT_IMPLEMENTED',
+          ),
+    );
   });
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';

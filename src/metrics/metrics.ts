@@ -2,7 +2,7 @@
  * Prometheus metrics, one registry per server instance (tests start several in one process).
  *
  * - HTTP: requests by method, route PATTERN (never the raw URL: a MAC in a path would make one
- *   series per device) and status, and a duration histogram by route;
+ *   series per device) and status, and a duration histogram by route (request-stats.ts);
  * - devices: `netkeep_devices{status}` (the devStatus rule of GET /devices) and NetAlertX's own
  *   names, so its Grafana dashboards work, read at scrape time;
  * - the scanner (from the change feed), tool runs (from the runner), notifications (from the
@@ -13,6 +13,7 @@ import type { Database } from 'better-sqlite3';
 import client from 'prom-client';
 import { deviceStatusSql, deviceStatuses } from '../devices/status.js';
 import type { ChangeFeed } from '../events.js';
+import { RequestStats } from './request-stats.js';
 
 export interface MetricsOptions {
   readonly db: Database;
@@ -74,8 +75,8 @@ const statusColumns = { 'On-line': 'online', 'Off-line': 'offline', Down: 'down'
 
 export class Metrics {
   readonly registry = new client.Registry();
-  private readonly httpRequests: client.Counter<'method' | 'route' | 'status'>;
-  private readonly httpDuration: client.Histogram<'route'>;
+  /** The per-request series (request-stats.ts), recorded by the hooks of routes.ts. */
+  readonly requests = new RequestStats();
   private readonly devices: client.Gauge<'status'>;
   private readonly netalertx: ReadonlyArray<readonly [client.Gauge, keyof Totals]>;
   private readonly deviceStatus: client.Gauge;
@@ -90,19 +91,6 @@ export class Metrics {
   constructor(options: MetricsOptions) {
     const registers = [this.registry];
     client.collectDefaultMetrics({ register: this.registry });
-    this.httpRequests = new client.Counter({
-      name: 'netkeep_http_requests_total',
-      help: 'HTTP requests answered, by method, route pattern and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-    });
-    this.httpDuration = new client.Histogram({
-      name: 'netkeep_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request (a stream: how long it was open), by route pattern.',
-      labelNames: ['route'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-    });
     this.devices = new client.Gauge({
       name: 'netkeep_devices',
       help: 'Devices by devStatus (On-line, Off-line, Down), as GET /devices?status= counts them.',
@@ -190,12 +178,6 @@ export class Metrics {
     this.unsubscribe = stopScan;
   }
 
-  /** One answered HTTP request; `route` is the matched route pattern, e.g. /device/:mac. */
-  recordRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpRequests.inc({ method, route, status: String(status) });
-    this.httpDuration.observe({ route }, seconds);
-  }
-
   /** One tool run's outcome (the runner's onOutcome). */
   recordToolRun(tool: string, outcome: string): void {
     this.toolRuns.inc({ tool, outcome });
@@ -227,7 +209,7 @@ export class Metrics {
         1,
       );
     }
-    return this.registry.metrics();
+    return `${await this.registry.metrics()}\n${this.requests.text()}`;
   }
 
   get contentType(): string {

@@ -2,44 +2,51 @@
  * GET /metrics (token required): the Prometheus text of this server's registry. Also installs the
  * hooks that count every answered request by its route pattern.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../http/app.js';
+import type { onRequestHookHandler, onResponseHookHandler } from 'fastify';
+import { hookList, type App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
 import type { Metrics } from './metrics.js';
+import type { RequestStats } from './request-stats.js';
 
 export interface MetricsRoutesOptions {
   readonly metrics: Metrics;
 }
 
-/** The route label: the matched pattern (bounded cardinality), or `unmatched` for a 404/405. */
-function routeOf(request: FastifyRequest): string {
-  return request.routeOptions.url ?? 'unmatched';
-}
-
 /**
- * Counts every request on the application it is given (call it on the root, before the routes), in
- * `onResponse`. That hook runs when a response finishes, event streams included; an event stream
- * that never finishes (the client closed it, or it was dropped) is counted when it closes, on the
- * routes that declare they may answer with one (`config: { eventStream: true }`, see sse.ts), so
- * that no other request pays for a close listener. Callback hooks: these run on every request.
+ * Counts every request on the application it is given, in `onResponse`; call it before any route
+ * is added. Each route gets its own hook, made when the route is added with that route's
+ * `RouteStats`, so a request costs no label lookup (`request.routeOptions` builds a new object on
+ * each read). Requests no route matched (404, 405, 501, or refused before routing) are counted
+ * under the route label `unmatched`, by the one application-wide hook.
+ *
+ * `onResponse` runs when a response finishes, event streams included; an event stream that never
+ * finishes (the client closed it, or it was dropped) is counted when it closes, on the routes that
+ * declare they may answer with one (`config: { eventStream: true }`, see sse.ts), so that no other
+ * request pays for a close listener. Callback hooks: these run on every request.
  */
-export function instrumentRequests(app: App, metrics: Metrics): void {
-  const record = (request: FastifyRequest, reply: FastifyReply, seconds: number): void => {
-    metrics.recordRequest(request.method, routeOf(request), reply.raw.statusCode, seconds);
-  };
+export function instrumentRequests(app: App, requests: RequestStats): void {
+  const unmatched = requests.route('unmatched');
   app.addHook('onResponse', (request, reply, done) => {
-    record(request, reply, reply.elapsedTime / 1000);
+    if (request.is404) unmatched.record(request.method, reply.raw.statusCode, reply.elapsedTime / 1000);
     done();
   });
-  app.addHook('onRequest', (request, reply, done) => {
-    if (request.routeOptions.config.eventStream === true) {
+  app.addHook('onRoute', (route) => {
+    const stats = requests.route(route.url);
+    const counted: onResponseHookHandler = (request, reply, done) => {
+      stats.record(request.method, reply.raw.statusCode, reply.elapsedTime / 1000);
+      done();
+    };
+    route.onResponse = [...hookList(route.onResponse), counted];
+    if (route.config?.eventStream !== true) return;
+    const streamClosed: onRequestHookHandler = (request, reply, done) => {
       const started = performance.now();
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished && reply.raw.getHeader('content-type') === 'text/event-stream')
-          record(request, reply, (performance.now() - started) / 1000);
+          stats.record(request.method, reply.raw.statusCode, (performance.now() - started) / 1000);
       });
-    }
-    done();
+      done();
+    };
+    route.onRequest = [...hookList(route.onRequest), streamClosed];
   });
 }
 

@@ -62,6 +62,32 @@ describe('GET /metrics', () => {
       assert.ok(after.has(name), name);
   });
 
+  test('every route is counted, /health and unknown paths included; buckets are cumulative', async () => {
+    const before = await scrape();
+    assert.equal((await server.request('GET', '/health', { token: null })).status, 200);
+    assert.equal((await server.request('GET', '/no/such/path')).status, 404);
+    assert.equal((await server.request('GET', '/no/such/path', { token: null })).status, 403);
+    const after = await scrape();
+    const moved = (key: string): number => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+    assert.equal(moved('netkeep_http_requests_total{method="GET",route="/health",status="200"}'), 1);
+    assert.equal(moved('netkeep_http_requests_total{method="GET",route="unmatched",status="404"}'), 1);
+    assert.equal(moved('netkeep_http_requests_total{method="GET",route="unmatched",status="403"}'), 1);
+    const histogram = 'netkeep_http_request_duration_seconds';
+    for (const route of ['/health', 'unmatched', '/metrics']) {
+      const buckets = [...after]
+        .filter(([name]) => name.startsWith(`${histogram}_bucket{`) && name.endsWith(`route="${route}"}`))
+        .map(([, value]) => value);
+      assert.equal(buckets.length, 16, `${route}: 15 bounds and +Inf`);
+      assert.deepEqual(
+        buckets,
+        [...buckets].sort((a, b) => a - b),
+        `${route}: cumulative`,
+      );
+      assert.equal(buckets.at(-1), after.get(`${histogram}_count{route="${route}"}`), route);
+      assert.ok((after.get(`${histogram}_sum{route="${route}"}`) ?? -1) >= 0, route);
+    }
+  });
+
   test('tool runs by tool and outcome', async () => {
     const key = 'netkeep_tool_runs_total{tool="traceroute",outcome="ok"}';
     const before = (await scrape()).get(key) ?? 0;
