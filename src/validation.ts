@@ -14,6 +14,7 @@ import ipaddr from 'ipaddr.js';
 export const macPattern =
   '^(?:[0-9a-fA-F]{2}([:-])(?:[0-9a-fA-F]{2}\\1){4}[0-9a-fA-F]{2}|[0-9a-fA-F]{4}\\.[0-9a-fA-F]{4}\\.[0-9a-fA-F]{4}|[0-9a-fA-F]{12})$';
 const macForm = new RegExp(macPattern);
+const canonicalMac = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/;
 
 /** A whole number as query text, digits only: `1e3`, `-1`, ` 5` and `0x10` are not. */
 export const integerTextPattern = '^[0-9]{1,10}$';
@@ -23,6 +24,8 @@ export const integerTextPattern = '^[0-9]{1,10}$';
  * `aabb.ccdd.eeff` or `aabbccddeeff`; null when the text is none of them.
  */
 export function normalizeMac(input: string): string | null {
+  // Most MACs arrive in canonical form already (links from the API's own answers): no copies then.
+  if (canonicalMac.test(input)) return input;
   if (!macForm.test(input)) return null;
   return input.replace(/[:.-]/g, '').toLowerCase().match(/../g)?.join(':') ?? null;
 }
