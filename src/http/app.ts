@@ -133,8 +133,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // One line per answer. A successful read (GET/HEAD under 400) is the hot path and says little,
   // so it is logged at debug (LOG_LEVEL=debug shows it): at info it cost a cached GET a fifth of
   // its CPU time (docs/benchmarks.md). Writes and every error answer are logged at info.
+  const logsReads = app.log.level === 'debug' || app.log.level === 'trace';
   app.addHook('onResponse', (request, reply, done) => {
     const read = reply.statusCode < 400 && (request.method === 'GET' || request.method === 'HEAD');
+    // Not even the line's fields are made when the line would be dropped.
+    if (read && !logsReads) {
+      done();
+      return;
+    }
     request.log[read ? 'debug' : 'info'](
       {
         method: request.method,
