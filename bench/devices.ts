@@ -3,7 +3,8 @@
  * the real server in a child process on loopback, autocannon at 32 connections, every case side by
  * side with a bare node:http server answering the same JSON from memory (the ceiling): warm GET,
  * GET for each period, GET with one write per 50 reads, GET while scan cycles write, update-column.
- * Three interleaved rounds; the table shows medians, with each round's req/s.
+ * Three interleaved rounds; the table shows medians, with each round's req/s and the server's CPU time
+ * per request (what a share of the ceiling costs: the load generator and the server share 2 cores).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -12,8 +13,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serverNodeFlagsFor } from '../src/node-flags.js';
 import { dbTime } from '../src/time.js';
-import { benchToken, memoryOf, runLoad, startChild, type ChildServer, type LoadResult } from './lib.js';
-import { startCycler } from './scan.js';
+import {
+  benchToken,
+  cpuMicrosOf,
+  memoryOf,
+  runLoad,
+  startChild,
+  type ChildServer,
+  type LoadResult,
+} from './lib.js';
+import { startCycler, type CyclerSummary } from './scan.js';
 import { seedDatabaseFile } from './seed.js';
 
 export interface SeedSize {
@@ -133,13 +142,15 @@ interface Case {
   readonly kind: 'get' | 'write';
   readonly load: (server: ChildServer) => Promise<LoadResult>;
   /** Runs beside the load (e.g. scan cycles written by another process); resolves when done. */
-  readonly beside?: (dataDir: string) => Promise<{ done: Promise<unknown> }>;
+  readonly beside?: (dataDir: string) => Promise<{ done: Promise<CyclerSummary> }>;
 }
 
 interface Measured {
   readonly load: LoadResult;
   /** Server VmRSS right after the case, MiB. */
   readonly rssMiB: number;
+  /** Server CPU time (user + system) per answered request, µs. */
+  readonly cpuMicrosPerRequest: number;
 }
 
 /**
@@ -281,6 +292,9 @@ export async function run(): Promise<void> {
   ];
   const measured = new Map<string, Measured[]>();
   const ceilings: LoadResult[] = [];
+  const cycleSummaries: CyclerSummary[] = [];
+  const ceilingCpu: number[] = [];
+  const ceilingPid = ceiling.process.pid;
   const pid = server.process.pid;
   const idle = pid === undefined ? undefined : memoryOf(pid);
   try {
@@ -300,14 +314,24 @@ export async function run(): Promise<void> {
           });
         }
         const beside = await c.beside?.(dataDir);
+        const cpuBefore = pid === undefined ? 0 : cpuMicrosOf(pid);
         const load = await c.load(server);
-        await beside?.done;
+        const cpuMicros = pid === undefined ? 0 : cpuMicrosOf(pid) - cpuBefore;
+        const cycles = await beside?.done;
+        if (cycles !== undefined) cycleSummaries.push(cycles);
         const rssMiB = pid === undefined ? 0 : memoryOf(pid).rssMiB;
-        measured.set(c.name, [...(measured.get(c.name) ?? []), { load, rssMiB }]);
+        const cpuMicrosPerRequest = cpuMicros / Math.max(1, load.total);
+        measured.set(c.name, [...(measured.get(c.name) ?? []), { load, rssMiB, cpuMicrosPerRequest }]);
         // The ceiling, interleaved: once between every two netkeep cases.
-        ceilings.push(
-          await runLoad({ url: ceiling.url, duration: 2, next: () => ({ path: `/device/${randomMac()}` }) }),
-        );
+        const ceilingCpuBefore = ceilingPid === undefined ? 0 : cpuMicrosOf(ceilingPid);
+        const ceilingRun = await runLoad({
+          url: ceiling.url,
+          duration: 2,
+          next: () => ({ path: `/device/${randomMac()}` }),
+        });
+        ceilings.push(ceilingRun);
+        if (ceilingPid !== undefined)
+          ceilingCpu.push((cpuMicrosOf(ceilingPid) - ceilingCpuBefore) / Math.max(1, ceilingRun.total));
       }
       console.log(`round ${round} of ${rounds} done`);
     }
@@ -315,9 +339,9 @@ export async function run(): Promise<void> {
     const ceilingRps = median(ceilings.map((r) => r.requestsPerSecond));
     console.log('');
     console.log(
-      '| case | req/s | of ceiling | p50 ms | p99 ms | RSS MiB | errors | non-2xx | req/s of the 3 rounds |',
+      '| case | req/s | of ceiling | p50 ms | p99 ms | server CPU µs/req | RSS MiB | errors | non-2xx | req/s of the 3 rounds |',
     );
-    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
     const verdicts: string[] = [];
     for (const c of cases) {
       const runs = measured.get(c.name) ?? [];
@@ -328,8 +352,9 @@ export async function run(): Promise<void> {
       const errors = runs.reduce((a, r) => a + r.load.errors, 0);
       const non2xx = runs.reduce((a, r) => a + r.load.non2xx, 0);
       const share = (100 * rps) / ceilingRps;
+      const cpu = median(runs.map((r) => r.cpuMicrosPerRequest));
       console.log(
-        `| ${c.name} | ${Math.round(rps)} | ${c.kind === 'get' ? `${share.toFixed(0)}%` : ''} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${rss.toFixed(0)} | ${errors} | ${non2xx} | ${runs.map((r) => Math.round(r.load.requestsPerSecond)).join(', ')} |`,
+        `| ${c.name} | ${Math.round(rps)} | ${c.kind === 'get' ? `${share.toFixed(0)}%` : ''} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${cpu.toFixed(0)} | ${rss.toFixed(0)} | ${errors} | ${non2xx} | ${runs.map((r) => Math.round(r.load.requestsPerSecond)).join(', ')} |`,
       );
       if (c.kind === 'get')
         verdicts.push(
@@ -339,7 +364,7 @@ export async function run(): Promise<void> {
         verdicts.push(`${c.name}: ${rps >= 10_000 ? 'met' : 'missed'} (${Math.round(rps)} durable writes/s)`);
     }
     console.log(
-      `| ceiling: bare node:http, JSON from memory | ${Math.round(ceilingRps)} | 100% | ${median(ceilings.map((r) => r.p50)).toFixed(1)} | ${median(ceilings.map((r) => r.p99)).toFixed(1)} | | | | ${ceilings.length} interleaved runs of 2 s, ${Math.round(Math.min(...ceilings.map((r) => r.requestsPerSecond)))}-${Math.round(Math.max(...ceilings.map((r) => r.requestsPerSecond)))} |`,
+      `| ceiling: bare node:http, JSON from memory | ${Math.round(ceilingRps)} | 100% | ${median(ceilings.map((r) => r.p50)).toFixed(1)} | ${median(ceilings.map((r) => r.p99)).toFixed(1)} | ${median(ceilingCpu).toFixed(0)} | | | | ${ceilings.length} interleaved runs of 2 s, ${Math.round(Math.min(...ceilings.map((r) => r.requestsPerSecond)))}-${Math.round(Math.max(...ceilings.map((r) => r.requestsPerSecond)))} |`,
     );
     console.log('');
     console.log(
@@ -347,6 +372,10 @@ export async function run(): Promise<void> {
     );
     for (const verdict of verdicts) console.log(`- ${verdict}`);
     console.log(`- the update-column writes sent beside the GETs (all rounds): ${sideWrites.summary()}`);
+    for (const [round, cycles] of cycleSummaries.entries())
+      console.log(
+        `- scan cycles written beside the GETs, round ${round + 1}: ${cycles.cycles} cycles (median ${cycles.medianMs.toFixed(0)} ms, writer busy ${(cycles.busyMs / 1000).toFixed(1)} s of ${seconds} s), ${cycles.events} events`,
+      );
     if (peak && idle) {
       const peakMB = (peak.peakMiB * 1024 * 1024) / 1e6; // the target is in MB, /proc counts KiB
       console.log(

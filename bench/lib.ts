@@ -133,6 +133,16 @@ export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
   return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
 }
 
+/**
+ * CPU time (user + system, all threads) a process has used so far, in microseconds, from
+ * /proc/<pid>/stat (clock ticks of 1/100 s: read it around runs of seconds, not single requests).
+ */
+export function cpuMicrosOf(pid: number): number {
+  // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 export function printHeader(): void {
   console.log('| benchmark | req/s | p50 ms | p99 ms | requests | errors | non-2xx |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
