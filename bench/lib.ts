@@ -138,8 +138,11 @@ export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
  * /proc/<pid>/stat (clock ticks of 1/100 s: read it around runs of seconds, not single requests).
  */
 export function cpuMicrosOf(pid: number): number {
-  // The command name (field 2) is in parentheses and may hold spaces: count fields after it.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // The command name (field 2) is in parentheses and may hold spaces and parentheses: count fields
+  // after the last ')'. utime and stime are fields 14 and 15, in clock ticks (USER_HZ, 100 on
+  // Linux on every architecture netkeep runs on).
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 

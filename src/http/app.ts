@@ -95,6 +95,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app, options.bodyLimit);
+  // First: the CORS plugin below adds a route (OPTIONS *), and every route must get its hooks.
+  options.instrument?.(app);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
@@ -133,11 +135,11 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // One line per answer. A successful read (GET/HEAD under 400) is the hot path and says little,
   // so it is logged at debug (LOG_LEVEL=debug shows it): at info it cost a cached GET a fifth of
   // its CPU time (docs/benchmarks.md). Writes and every error answer are logged at info.
-  const logsReads = app.log.level === 'debug' || app.log.level === 'trace';
   app.addHook('onResponse', (request, reply, done) => {
     const read = reply.statusCode < 400 && (request.method === 'GET' || request.method === 'HEAD');
-    // Not even the line's fields are made when the line would be dropped.
-    if (read && !logsReads) {
+    // Not even the line's fields are made when the line would be dropped (the request's own
+    // logger: a route may have its own level).
+    if (read && request.log.level !== 'debug' && request.log.level !== 'trace') {
       done();
       return;
     }
@@ -152,7 +154,6 @@ export async function buildApp(options: AppOptions): Promise<App> {
     );
     done();
   });
-  options.instrument?.(app);
 
   await app.register(swagger, {
     openapi: {
@@ -264,8 +265,9 @@ function registerMethodNotAllowed(app: App): void {
       }
     }
     // A route with parameters yields to a static route of the same path (a hook on that route
-    // only: the other routes need no check, and the route's pattern is known here for free).
-    if (/[:*]/.test(route.url)) route.onRequest = [...hookList(route.onRequest), yieldToStaticPath];
+    // only: the other routes need no check, and the route's pattern is known here for free). It
+    // runs before the route's own onRequest hooks; a plugin's own hooks still run before it.
+    if (/[:*]/.test(route.url)) route.onRequest = [yieldToStaticPath, ...hookList(route.onRequest)];
   });
   const allowedOn = (path: string): string[] => {
     const own = staticMethods.get(path);

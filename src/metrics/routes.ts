@@ -16,8 +16,10 @@ export interface MetricsRoutesOptions {
  * Counts every request on the application it is given, in `onResponse`; call it before any route
  * is added. Each route gets its own hook, made when the route is added with that route's
  * `RouteStats`, so a request costs no label lookup (`request.routeOptions` builds a new object on
- * each read). Requests no route matched (404, 405, 501, or refused before routing) are counted
- * under the route label `unmatched`, by the one application-wide hook.
+ * each read). Requests no route matched (404, 405, 501, and the 403s of unknown paths) are
+ * counted under the route label `unmatched`, by the one application-wide hook. Fastify's own
+ * router errors (a malformed %-escape: `frameworkErrors` in app.ts) run no onResponse hook and are
+ * not counted.
  *
  * `onResponse` runs when a response finishes, event streams included; an event stream that never
  * finishes (the client closed it, or it was dropped) is counted when it closes, on the routes that

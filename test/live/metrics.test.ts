@@ -88,6 +88,22 @@ describe('GET /metrics', () => {
     }
   });
 
+  test('with CORS_ORIGINS, preflights are counted under the CORS route', async () => {
+    const cors = await TestServer.start({ env: { CORS_ORIGINS: 'http://dash.example' } });
+    try {
+      const preflight = await cors.request('OPTIONS', '/devices', {
+        token: null,
+        headers: { origin: 'http://dash.example', 'access-control-request-method': 'GET' },
+      });
+      assert.equal(preflight.status, 204);
+      const scraped = samples((await cors.request('GET', '/metrics')).text);
+      assert.equal(scraped.get('netkeep_http_requests_total{method="OPTIONS",route="*",status="204"}'), 1);
+      assert.equal(scraped.get('netkeep_http_request_duration_seconds_count{route="*"}'), 1);
+    } finally {
+      await cors.stop();
+    }
+  });
+
   test('tool runs by tool and outcome', async () => {
     const key = 'netkeep_tool_runs_total{tool="traceroute",outcome="ok"}';
     const before = (await scrape()).get(key) ?? 0;
