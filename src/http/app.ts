@@ -38,8 +38,8 @@ export interface AppOptions {
   /** Reported by GET /health; false while the database is not open. */
   readonly isHealthy?: () => boolean;
   /**
-   * Called once the application-wide hooks are in place and before any route is added, so that
-   * the `onRoute` hooks it adds (the request metrics) reach every route, /health included.
+   * Called before any route is added (the CORS plugin's included), so that the `onRoute` hooks it
+   * adds (the request metrics) reach every route, /health included.
    */
   readonly instrument?: (app: App) => void;
 }
