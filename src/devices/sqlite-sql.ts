@@ -28,10 +28,6 @@ const sessionOpen = '(ses_DateTimeDisconnection IS NULL OR ses_StillConnected = 
 const sessionInPeriod = `ses_MAC = @mac AND (${sessionOpen} OR ses_DateTimeDisconnection > @start)`;
 
 /**
- * Every SQL text the repository runs, exported so that a test can check with EXPLAIN QUERY PLAN
- * that each per-device query is an index lookup.
- */
-/**
  * The update of one field (update-column, or a POST that changes one field): it touches only that
  * column's index entries. `name` must be an editable catalogue field; nothing else is accepted.
  */
@@ -40,6 +36,10 @@ export function updateOneSql(name: string): string {
   return `UPDATE Devices SET ${name} = @value WHERE devMac = @mac`;
 }
 
+/**
+ * Every SQL text the repository runs, exported so that a test can check with EXPLAIN QUERY PLAN
+ * that each per-device query is an index lookup.
+ */
 export const deviceSql = {
   select: `SELECT ${columnList} FROM Devices WHERE devMac = ?`,
   exists: 'SELECT 1 FROM Devices WHERE devMac = ?',

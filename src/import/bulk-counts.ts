@@ -16,7 +16,7 @@
  * only the rows just inserted, and TEMP tables of the count tables' names
  * receive its counts, which are then added into the real ones. Only this connection sees them.
  */
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { historyCountsBackfill } from '../db/migrations.js';
 
 export type HistoryTable = 'Events' | 'Sessions';
@@ -39,16 +39,21 @@ const addCounts = `
       startedSum = startedSum + excluded.startedSum;`;
 
 export class BulkCounts {
-  private readonly triggers = new Map<HistoryTable, string>();
+  /** Per table with its trigger: the trigger's stored text, and the statement of its last rowid. */
+  private readonly tables = new Map<HistoryTable, { trigger: string; lastRowid: Statement<[], number> }>();
 
   constructor(private readonly db: Database) {
     const stored = db.prepare<[string], string>(
       "SELECT sql FROM main.sqlite_master WHERE type = 'trigger' AND name = ?",
     );
     for (const [table, name] of Object.entries(insertTriggerNames) as [HistoryTable, string][]) {
-      const sql = stored.pluck().get(name);
+      const trigger = stored.pluck().get(name);
       // A schema without the trigger (a later migration renamed it): the triggers keep counting.
-      if (sql !== undefined) this.triggers.set(table, sql);
+      if (trigger !== undefined)
+        this.tables.set(table, {
+          trigger,
+          lastRowid: db.prepare<[], number>(`SELECT COALESCE(MAX(rowid), 0) FROM main.${table}`).pluck(),
+        });
     }
   }
 
@@ -57,16 +62,13 @@ export class BulkCounts {
    * counts the rows it inserted. Call it inside the batch's transaction.
    */
   insertCounted<T>(table: HistoryTable, insert: () => T): T {
-    const trigger = this.triggers.get(table);
-    if (trigger === undefined) return insert();
-    const after = this.db
-      .prepare<[], number>(`SELECT COALESCE(MAX(rowid), 0) FROM main.${table}`)
-      .pluck()
-      .get();
+    const kept = this.tables.get(table);
+    if (kept === undefined) return insert();
+    const after = kept.lastRowid.get() ?? 0;
     this.db.exec(`DROP TRIGGER main.${insertTriggerNames[table]}`);
     const result = insert();
-    this.countRowsAfter(table, after ?? 0);
-    this.db.exec(trigger);
+    this.countRowsAfter(table, after);
+    this.db.exec(kept.trigger);
     return result;
   }
 

@@ -347,9 +347,8 @@ class Importer {
     return { mac };
   }
 
-  /** Writes the rows whose key netkeep does not hold yet; counts the others as present. */
   /**
-   * Inserts the rows of a batch that are not there yet, counted in bulk (see bulk-counts.ts). A
+   * Inserts the rows of a batch that are not there yet (counts the others as present), counted in bulk (see bulk-counts.ts). A
    * batch with nothing new (a second run) changes nothing, not even the schema.
    */
   private writeNew<T>(
