@@ -17,7 +17,8 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 # nmap, traceroute, nslookup (dnsutils), speedtest-cli, arp-scan and ip (iproute2) are what the
-# endpoints and the scanner run; setpriv (util-linux) is what `npm start` ties the server's life with;
+# endpoints and the scanner run; setpriv (util-linux) ties the server's life to `npm start` when the
+# image is run that way (its CMD starts node directly and does not need it);
 # setcap/getcap (libcap2-bin) give and read the capabilities; curl is the health check's client.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \

@@ -329,7 +329,7 @@ function utcBecause(
       number,
     ];
     if (major > 26 || (major === 26 && (minor > 2 || (minor === 2 && patch > 6))))
-      return `it was written by NetAlertX ${version[0]} (UTC since 26.2.6)`;
+      return `it was written by NetAlertX ${version[0]} (UTC after 26.2.6)`;
   }
   if (eventColumns?.has('eveMac') === true)
     return 'its camelCase history columns come from a NetAlertX that converted them';
