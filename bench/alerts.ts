@@ -32,17 +32,12 @@ import {
   departures,
   newDevices,
 } from './alerts-world.js';
-import { benchToken, freePort, runLoad, type LoadResult } from './lib.js';
+import { benchToken, freePort, median, runLoad, type LoadResult } from './lib.js';
 import { mac } from './scan.js';
 
 const cycleRounds = 9;
 const serverRounds = Number(process.env.BENCH_ALERTS_ROUNDS ?? 5);
 const notifiedEvents = newDevices + departures;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
 
 const ms = (v: number): string => `${v.toFixed(1)} ms`;
 const spread = (values: number[]): string =>

@@ -16,7 +16,9 @@ import { dbTime } from '../src/time.js';
 import {
   benchToken,
   cpuMicrosOf,
+  median,
   memoryOf,
+  percentile,
   runLoad,
   startChild,
   type ChildServer,
@@ -198,20 +200,13 @@ class SideWriter {
   }
 
   summary(): string {
-    const sorted = [...this.latencies].sort((a, b) => a - b);
-    const at = (q: number): string =>
-      (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN).toFixed(1);
-    return `${sorted.length} answered 200 (${this.failed} failed), latency p50 ${at(0.5)} ms, p99 ${at(0.99)} ms`;
+    const at = (p: number): string => percentile(this.latencies, p).toFixed(1);
+    return `${this.latencies.length} answered 200 (${this.failed} failed), latency p50 ${at(50)} ms, p99 ${at(99)} ms`;
   }
 }
 
 const rounds = 3;
 const seconds = 4;
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
 
 export async function run(): Promise<void> {
   const size = defaultSeed;

@@ -125,12 +125,34 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
+/** The middle value (the upper one of an even count); NaN for no values. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+/** The value at `p` percent of the sorted samples (nearest rank, no interpolation); 0 for none. */
+export function percentile(samples: readonly number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+}
+
+/** Reads the `<key>: <n> kB` lines of a /proc file (status, smaps_rollup); 0 for a missing key. */
+function kibFieldsOf(text: string): (key: string) => number {
+  return (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+}
+
 /** VmRSS and VmHWM (peak) of a process in MiB, from /proc. */
 export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (key: string): number =>
-    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+  const kib = kibFieldsOf(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+}
+
+/** RSS, proportional (PSS) and private memory of a process in MiB, as text (smaps_rollup). */
+export function sharedMemoryOf(pid: number): string {
+  const kib = kibFieldsOf(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+  const mib = (value: number): string => (value / 1024).toFixed(1);
+  return `RSS ${mib(kib('Rss'))} MiB, PSS ${mib(kib('Pss'))} MiB, private ${mib(kib('Private_Clean') + kib('Private_Dirty'))} MiB`;
 }
 
 /**

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serverNodeFlagsFor } from '../src/node-flags.js';
 import { fakeArpScanMac, fakeArpScanSubnet, writeFakeArpScan } from '../test/helpers/fake-arp-scan.js';
-import { benchToken, freePort, memoryOf, runLoad } from './lib.js';
+import { benchToken, freePort, median, memoryOf, runLoad } from './lib.js';
 
 const mainScript = fileURLToPath(new URL('../src/main.js', import.meta.url));
 
@@ -103,11 +103,6 @@ function percentile(samples: [number, number][], fraction: number): number {
     if (seen >= total * fraction) return value;
   }
   return sorted.at(-1)?.[0] ?? 0;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {

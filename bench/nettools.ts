@@ -13,20 +13,17 @@
  * Run standalone with `node dist/bench/nettools.js`, or through bench/run.ts via benchNettools().
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsStandIn } from '../test/helpers/dns.js';
 import { tracerouteArgs } from '../src/nettools/traceroute.js';
+import { childNamed, watchdogOf } from '../test/helpers/processes.js';
 import { TestServer } from '../test/helpers/server.js';
+import { percentile, sharedMemoryOf } from './lib.js';
 
 const toolEnv = { LC_ALL: 'C', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
 
 function fmt(ms: number): string {
   return `${ms.toFixed(1)} ms`;
@@ -164,27 +161,6 @@ async function deviceGetLatency(client: Client, count: number): Promise<{ p50: n
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
-/** Private and proportional memory of a process, in MiB (smaps_rollup). */
-function memoryOf(pid: number): string {
-  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kib = (key: string): number =>
-    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0);
-  const mib = (value: number): string => (value / 1024).toFixed(1);
-  return `RSS ${mib(kib('Rss'))} MiB, PSS ${mib(kib('Pss'))} MiB, private ${mib(kib('Private_Clean') + kib('Private_Dirty'))} MiB`;
-}
-
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(' ')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
-
 export async function benchNettools(): Promise<void> {
   console.log('## nettools');
   const dns = await startDnsStandIn({ 'bench.test': '127.0.0.5' });
@@ -230,13 +206,12 @@ export async function benchNettools(): Promise<void> {
     console.log(
       'Not measured: arp-scan (needs a LAN interface; loopback has no ARP) and speedtest-cli (needs speedtest.net).',
     );
-    const serverPid = childrenOf(server.process.pid ?? 0)[0];
+    // The server is the start script's child (started as `npm start` runs it).
+    const serverPid = childNamed(server.process.pid ?? 0, 'node');
     if (serverPid !== undefined) {
-      console.log(`server: ${memoryOf(serverPid)}`);
-      const watchdog = childrenOf(serverPid).find((pid) =>
-        readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('watchdog-process.js'),
-      );
-      if (watchdog !== undefined) console.log(`tool watchdog: ${memoryOf(watchdog)}`);
+      console.log(`server: ${sharedMemoryOf(serverPid)}`);
+      const watchdog = watchdogOf(serverPid);
+      if (watchdog !== undefined) console.log(`tool watchdog: ${sharedMemoryOf(watchdog)}`);
     }
 
     await client.ok('POST', `/device/${benchMac}`, { createNew: true, devName: 'bench device' });

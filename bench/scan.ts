@@ -24,7 +24,7 @@ import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { dbTime } from '../src/time.js';
 import { startNetkeep } from './devices.js';
-import { benchToken, printHeader, printRow, runLoad, type LoadResult } from './lib.js';
+import { benchToken, median, printHeader, printRow, runLoad, type LoadResult } from './lib.js';
 import { seedDatabaseFile } from './seed.js';
 
 const deviceCount = 10_000;
@@ -93,11 +93,6 @@ export function shiftedObservations(): Map<string, Observation> {
   const seen = new Map<string, Observation>();
   for (let i = 1_300; i < 6_300; i++) observe(seen, i, ip(i));
   return seen;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 /** Seeds `$dir/seed.db` once for both parts. */

@@ -59,9 +59,11 @@ describe('group commit', () => {
     await withTable(async (db, insert) => {
       let release: (() => void) | undefined;
       let fail: ((error: Error) => void) | undefined;
+      let flushes = 0;
       const commits = new GroupCommit(db, {
         flush: () =>
           new Promise<void>((resolve, reject) => {
+            flushes++;
             release = resolve;
             fail = reject;
           }),
@@ -76,6 +78,8 @@ describe('group commit', () => {
       // Committed (visible on the connection) but not flushed: not answered yet.
       assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 1);
       assert.equal(answered, false);
+      // Asserted, not skipped: without a flush call, `await first` would wait forever.
+      assert.equal(flushes, 1, 'the committed group was handed to flush');
       release?.();
       await first;
       assert.equal(answered, true);
@@ -85,6 +89,7 @@ describe('group commit', () => {
         commits.run(() => insert.run(3)),
       ]);
       await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(flushes, 2, 'the second group was handed to flush');
       fail?.(new Error('EIO'));
       assert.deepEqual(
         (await failing).map((r) => r.status),

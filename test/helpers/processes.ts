@@ -1,4 +1,7 @@
-/** Process inspection through /proc, for tests that check no child outlived a stopped command. */
+/**
+ * Process inspection through /proc, for tests (and benches) that check which processes a server
+ * started and that no child outlived a stopped command.
+ */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */
@@ -45,4 +48,47 @@ export async function waitForStartedFile(file: string): Promise<{ group: number;
   if (!(await eventually(() => existsSync(file)))) throw new Error(`the fake tool never wrote ${file}`);
   const [group = 0, sleeper = 0] = readFileSync(file, 'utf8').trim().split(' ').map(Number);
   return { group, sleeper };
+}
+
+/** Pids of the live children of `parent` whose command name is `name`. */
+export function childrenNamed(parent: number, name: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] !== 'Z' && Number(fields[1]) === parent && command === name) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+export function childNamed(parent: number, name: string): number | undefined {
+  return childrenNamed(parent, name)[0];
+}
+
+/** The server's tool watchdog: its child running watchdog-process.js. */
+export function watchdogOf(server: number): number | undefined {
+  return childrenNamed(server, 'node').find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('watchdog-process.js');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** SIGKILL to each pid (a negative one: its process group) that still exists; exact pids only. */
+export function killQuietly(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }

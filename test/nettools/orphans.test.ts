@@ -22,43 +22,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { cleanupOrphans, nmapTempPrefix, ownerTag, ownerTagOf } from '../../src/nettools/orphans.js';
-import { eventually, isAlive } from '../helpers/processes.js';
+import { childNamed, eventually, isAlive, killQuietly, watchdogOf } from '../helpers/processes.js';
 import { commandMissing, rootMissing, skipUnlessCi } from '../helpers/requirements.js';
 import { TestServer } from '../helpers/server.js';
 
 const watchdogProgram = fileURLToPath(new URL('../../src/nettools/watchdog-process.js', import.meta.url));
-
-/** Pids of the children of `parent` whose command name is `name`. */
-function childrenNamed(parent: number, name: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] !== 'Z' && Number(fields[1]) === parent && command === name) found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
-function childNamed(parent: number, name: string): number | undefined {
-  return childrenNamed(parent, name)[0];
-}
-
-/** The server's tool watchdog: its child running watchdog-process.js. */
-function watchdogOf(server: number): number | undefined {
-  return childrenNamed(server, 'node').find((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('watchdog-process.js');
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** A `sleep 600` leading its own process group, with NETKEEP_OWNER=<owner> when given. */
 function sleeper(owner?: string): number {
@@ -69,16 +37,6 @@ function sleeper(owner?: string): number {
   });
   child.unref();
   return child.pid ?? 0;
-}
-
-function killQuietly(pids: number[]): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
 }
 
 /** -Pn over 1,024 loopback addresses: long enough to be killed mid-scan. */
@@ -133,6 +91,7 @@ describe('tool processes and temp files of a killed server', () => {
     } finally {
       killQuietly([stray, owned]);
       rmSync(privateTmp, { recursive: true, force: true });
+      rmSync(server.dataDir, { recursive: true, force: true }); // kept by kill(), not owned by next
     }
   });
 
@@ -156,23 +115,29 @@ describe('tool processes and temp files of a killed server', () => {
     const serverPid = server.process.pid ?? 0;
     const pending = server.request('POST', '/nettools/nmap', { body: longScan }).catch(() => undefined);
     let nmapPid: number | undefined;
-    assert.ok(await eventually(() => (nmapPid = childNamed(serverPid, 'nmap')) !== undefined, 200));
-    const first = watchdogOf(serverPid);
-    assert.ok(first !== undefined);
-    process.kill(first, 'SIGKILL');
-    let second: number | undefined;
-    assert.ok(
-      await eventually(() => (second = watchdogOf(serverPid)) !== undefined && second !== first),
-      'a new watchdog started while the command runs',
-    );
-    assert.ok(
-      server.logs.some((l) => l.includes('the tool watchdog exited')),
-      'its death is logged',
-    );
-    await server.kill();
-    await pending;
-    assert.ok(await eventually(() => !isAlive(nmapPid ?? 0)), 'the replacement killed nmap');
-    assert.ok(await eventually(() => !isAlive(second ?? 0)));
+    try {
+      assert.ok(await eventually(() => (nmapPid = childNamed(serverPid, 'nmap')) !== undefined, 200));
+      const first = watchdogOf(serverPid);
+      assert.ok(first !== undefined);
+      process.kill(first, 'SIGKILL');
+      let second: number | undefined;
+      assert.ok(
+        await eventually(() => (second = watchdogOf(serverPid)) !== undefined && second !== first),
+        'a new watchdog started while the command runs',
+      );
+      assert.ok(
+        server.logs.some((l) => l.includes('the tool watchdog exited')),
+        'its death is logged',
+      );
+      await server.kill();
+      await pending;
+      assert.ok(await eventually(() => !isAlive(nmapPid ?? 0)), 'the replacement killed nmap');
+      assert.ok(await eventually(() => !isAlive(second ?? 0)));
+    } finally {
+      // On a failed assertion the server (and its scan) must not outlive the test.
+      await server.kill(); // its watchdog then stops the scan
+      rmSync(server.dataDir, { recursive: true, force: true });
+    }
   });
 
   test('a server that stops normally takes its watchdog with it', async () => {
@@ -232,7 +197,10 @@ describe('a command with file capabilities (the Docker image) dies with its serv
   // The kernel clears a parent-death signal when a binary with file capabilities starts, and hides
   // such a process's environment from its owner: the watchdog knows it by pid. Needs root, to give
   // a copy of nmap capabilities and to run the server as `nobody`.
-  const missing = rootMissing() ?? commandMissing('/usr/sbin/setcap', 'libcap2-bin');
+  const missing =
+    rootMissing() ??
+    commandMissing('/usr/sbin/setcap', 'libcap2-bin') ??
+    commandMissing('/usr/bin/nmap', 'nmap');
   test(
     'kill -9 of a non-root server mid-nmap, nmap having CAP_NET_RAW from its file',
     {
