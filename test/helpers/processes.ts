@@ -4,6 +4,23 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
+/** A command prefix that runs what follows as nobody (setpriv, util-linux; execs in place). */
+export const asNobody: readonly string[] = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'];
+
+/**
+ * What to spawn for `node <script> <args>`, behind `wrapper` (a command that execs node in the same
+ * process, e.g. `asNobody`) when one is given.
+ */
+export function nodeCommand(
+  script: string,
+  args: readonly string[] = [],
+  wrapper: readonly string[] = [],
+): { command: string; args: string[] } {
+  const [command = process.execPath, ...prefix] = wrapper;
+  const node = wrapper.length > 0 ? [process.execPath] : [];
+  return { command, args: [...prefix, ...node, script, ...args] };
+}
+
 /** Pids of live (non-zombie) processes whose process group is `pgid`. */
 export function processesInGroup(pgid: number): number[] {
   const pids: number[] = [];

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { eventually } from './processes.js';
+import { eventually, nodeCommand } from './processes.js';
 
 const mainScript = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 /** `npm start`'s script, in the source tree (dist/test/helpers → the repository root). */
@@ -106,9 +106,7 @@ export class TestServer {
       ...options.env,
     };
     const script = options.viaStartScript ? startScript : mainScript;
-    const command = options.wrapper?.[0] ?? process.execPath;
-    const args =
-      options.wrapper === undefined ? [script] : [...options.wrapper.slice(1), process.execPath, script];
+    const { command, args } = nodeCommand(script, [], options.wrapper);
     const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const logs: string[] = [];
     const port = await new Promise<number>((resolve, reject) => {

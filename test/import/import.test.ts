@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { dumpCounts } from '../devices/history.js';
+import { asNobody, nodeCommand } from '../helpers/processes.js';
 import { TestServer } from '../helpers/server.js';
 import Database from 'better-sqlite3';
 import { historyCountsBackfill } from '../../src/db/migrations.js';
@@ -47,9 +48,8 @@ function runImport(
   script = cli,
   wrapper: readonly string[] = [],
 ): Run {
-  const [command, ...rest] = wrapper.length > 0 ? wrapper : [process.execPath];
-  const argv = wrapper.length > 0 ? [...rest, process.execPath] : rest;
-  const result = spawnSync(command ?? process.execPath, [...argv, script, ...args], {
+  const { command, args: argv } = nodeCommand(script, args, wrapper);
+  const result = spawnSync(command, argv, {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: dataDir, TZ: 'UTC', ...env },
     encoding: 'utf8',
   });
@@ -267,8 +267,7 @@ describe('npm run import: a NetAlertX database in WAL mode, in a directory the i
   const hashes = () => readdirSync(sourceDir).map((name) => `${name} ${sha256(join(sourceDir, name))}`);
   // As root, the import runs as nobody (the directory is root's, 0755); otherwise the directory is
   // made read-only for us. Either way SQLite could not create app.db-shm beside the source.
-  const asNobody =
-    process.getuid?.() === 0 ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'] : [];
+  const importAs = process.getuid?.() === 0 ? asNobody : [];
   after(() => {
     chmodSync(sourceDir, 0o755);
     rmSync(dataDir, { recursive: true, force: true });
@@ -278,10 +277,10 @@ describe('npm run import: a NetAlertX database in WAL mode, in a directory the i
   test('reads a copy with the rows of app.db-wal; nothing is created beside the source', async () => {
     chmodSync(dataDir, 0o777);
     chmodSync(join(sourceDir, '..'), 0o755); // mkdtemp's 0700 would keep nobody out altogether
-    if (asNobody.length === 0) chmodSync(sourceDir, 0o555);
+    if (importAs.length === 0) chmodSync(sourceDir, 0o555);
     const before = hashes();
     assert.deepEqual(readdirSync(sourceDir).sort(), ['app.db', 'app.db-wal']);
-    const run = runImport(dataDir, [source], {}, cli, asNobody);
+    const run = runImport(dataDir, [source], {}, cli, importAs);
     assert.equal(run.status, 0, run.stderr + run.stdout);
     assert.match(run.stdout, /read from a copy of it \(it is in WAL mode\)/);
     assert.equal(added(run.stdout, 'devices'), 5, 'four devices of app.db and one only in app.db-wal');

@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { asNobody } from '../helpers/processes.js';
 import { createTestLan, testLanSkipReason, type LanHost, type TestLan } from '../helpers/testlan.js';
 import { TestServer } from '../helpers/server.js';
 import { waitForFirstCycle } from '../scanner/helpers.js';
@@ -24,7 +25,6 @@ if (why && !ci) console.log(`# non-root tests skipped: ${why}`);
 
 type Json = Record<string, unknown>;
 
-const asNobody = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'];
 const withAmbientCaps = [...asNobody, '--inh-caps=+net_raw,+net_admin', '--ambient-caps=+net_raw,+net_admin'];
 const caps = (pid: number | undefined, set: string): string =>
   new RegExp(`^${set}:\\s*(\\S+)$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '';
@@ -62,7 +62,7 @@ describe('without root, with capabilities', { skip: !ci && why !== undefined }, 
     await lan.destroy();
   });
 
-  async function start(wrapper: string[], env: Record<string, string> = {}): Promise<TestServer> {
+  async function start(wrapper: readonly string[], env: Record<string, string> = {}): Promise<TestServer> {
     const dataDir = dataDirForNobody();
     dirs.push(dataDir);
     const server = await TestServer.start({

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { cleanupOrphans, nmapTempPrefix, ownerTag, ownerTagOf } from '../../src/nettools/orphans.js';
-import { childNamed, eventually, isAlive, killQuietly, watchdogOf } from '../helpers/processes.js';
+import { asNobody, childNamed, eventually, isAlive, killQuietly, watchdogOf } from '../helpers/processes.js';
 import { commandMissing, rootMissing, skipUnlessCi } from '../helpers/requirements.js';
 import { TestServer } from '../helpers/server.js';
 
@@ -219,7 +219,7 @@ describe('a command with file capabilities (the Docker image) dies with its serv
         });
         assert.equal(setcap.status, 0, setcap.stderr);
         const server = await TestServer.start({
-          wrapper: ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups'],
+          wrapper: asNobody,
           dataDir,
           env: { TOOL_PATH: `${bin}:/usr/sbin:/usr/bin:/sbin:/bin` },
         });
