@@ -14,11 +14,11 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsStandIn } from '../test/helpers/dns.js';
 import { tracerouteArgs } from '../src/nettools/traceroute.js';
+import { KeepAliveClient } from '../test/helpers/keep-alive.js';
 import { childNamed, watchdogOf } from '../test/helpers/processes.js';
 import { TestServer } from '../test/helpers/server.js';
 import { percentile, sharedMemoryOf } from './lib.js';
@@ -37,53 +37,6 @@ function spread(samples: number[], unit = ' ms', digits = 1): string {
 
 function load1(): string {
   return (loadavg()[0] ?? 0).toFixed(1);
-}
-
-/** One keep-alive connection to the server: the cheapest HTTP client Node has. */
-class Client {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-  constructor(private readonly server: TestServer) {}
-
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: this.server.port,
-          method,
-          path,
-          agent: this.agent,
-          headers: {
-            authorization: `Bearer ${this.server.token}`,
-            ...(payload === undefined
-              ? {}
-              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => {
-            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
-  }
-
-  async ok(method: string, path: string, body?: unknown): Promise<void> {
-    const res = await this.call(method, path, body);
-    if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${res.text}`);
-  }
-
-  close(): void {
-    this.agent.destroy();
-  }
 }
 
 function direct(command: string, args: string[]): Promise<void> {
@@ -142,7 +95,7 @@ async function compare(
 }
 
 /** The HTTP round trip alone, for the floor under every tool call. */
-async function httpFloor(client: Client, count: number): Promise<void> {
+async function httpFloor(client: KeepAliveClient, count: number): Promise<void> {
   const samples: number[] = [];
   for (let i = 0; i < 20; i++) await client.ok('GET', '/health');
   const loadBefore = load1();
@@ -154,7 +107,10 @@ async function httpFloor(client: Client, count: number): Promise<void> {
 
 const benchMac = '02:be:0c:00:00:01';
 
-async function deviceGetLatency(client: Client, count: number): Promise<{ p50: number; p99: number }> {
+async function deviceGetLatency(
+  client: KeepAliveClient,
+  count: number,
+): Promise<{ p50: number; p99: number }> {
   await client.ok('GET', `/device/${benchMac}`); // warm-up
   const samples: number[] = [];
   for (let i = 0; i < count; i++) samples.push(await timed(() => client.ok('GET', `/device/${benchMac}`)));
@@ -169,7 +125,7 @@ export async function benchNettools(): Promise<void> {
     env: { DNS_SERVER: dns.address, TOOL_CONCURRENCY: '8' },
     viaStartScript: true, // the server as `npm start` runs it, with its V8 flags
   });
-  const client = new Client(server);
+  const client = new KeepAliveClient(server.port, server.token);
   const xmlDir = mkdtempSync(join(tmpdir(), 'netkeep-bench-'));
   try {
     console.log(

@@ -4,9 +4,9 @@
  * client cannot hold the server with a slow body, an endless body or many connections.
  */
 import assert from 'node:assert/strict';
-import { Agent, request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { KeepAliveClient } from '../helpers/keep-alive.js';
 import { openSocket, rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
 
@@ -106,28 +106,11 @@ describe('error answers and auth order', () => {
   });
 
   test('answers keep the connection alive: GETs (public, authorised, cached) and a small POST', async () => {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const send = (method: string, path: string, body?: string): Promise<[number, string, boolean]> =>
-      new Promise((resolve, reject) => {
-        const req = httpRequest(
-          {
-            agent,
-            port: server.port,
-            host: '127.0.0.1',
-            method,
-            path,
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          },
-          (res) => {
-            res.resume();
-            res.on('end', () => {
-              resolve([res.statusCode ?? 0, String(res.headers.connection), req.reusedSocket]);
-            });
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
+    const client = new KeepAliveClient(server.port, token);
+    const send = async (method: string, path: string, body?: string): Promise<[number, string, boolean]> => {
+      const res = await client.send(method, path, body);
+      return [res.status, String(res.headers.connection), res.reusedSocket];
+    };
     try {
       const mac = '02:00:00:00:0e:01';
       const answers = [
@@ -147,7 +130,7 @@ describe('error answers and auth order', () => {
         if (i > 0) assert.ok(reused, `request ${i} went over the first connection`);
       }
     } finally {
-      agent.destroy();
+      client.close();
     }
   });
 
