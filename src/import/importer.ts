@@ -348,8 +348,9 @@ class Importer {
   }
 
   /**
-   * Inserts the rows of a batch that are not there yet (counts the others as present), counted in bulk (see bulk-counts.ts). A
-   * batch with nothing new (a second run) changes nothing, not even the schema.
+   * Inserts the rows of a batch that are not there yet (counts the others as present), counted in
+   * bulk (see bulk-counts.ts). A batch with nothing new (a second run) changes nothing, not even
+   * the schema.
    */
   private writeNew<T>(
     table: HistoryTable,
@@ -359,13 +360,12 @@ class Importer {
     counts: TableCounts,
     isOld: (row: T) => boolean,
   ): void {
-    if (rows.every((row) => exists.get(row) === 1)) {
-      counts.present += rows.length;
-      return;
-    }
+    const firstNew = rows.findIndex((row) => exists.get(row) !== 1);
+    counts.present += firstNew === -1 ? rows.length : firstNew;
+    if (firstNew === -1) return;
     const insert = (): void => {
-      // Checked again row by row: a row may repeat inside the batch.
-      for (const row of rows) {
+      // From the first new row on, checked row by row: a row may repeat inside the batch.
+      for (const row of rows.slice(firstNew)) {
         if (exists.get(row) === 1) {
           counts.present++;
           continue;
