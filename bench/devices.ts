@@ -292,7 +292,7 @@ export async function run(): Promise<void> {
   const cycleSummaries: CyclerSummary[] = [];
   const ceilingCpu: number[] = [];
   /** The ceiling under a case's own load (`onCeiling`), one run per round. */
-  const sameLoadCeilings = new Map<string, Measured[]>();
+  const sameLoadCeilings = new Map<string, Omit<Measured, 'rssMiB'>[]>();
   const ceilingPid = ceiling.process.pid;
   const pid = server.process.pid;
   const idle = pid === undefined ? undefined : memoryOf(pid);
@@ -338,7 +338,6 @@ export async function run(): Promise<void> {
             ...(sameLoadCeilings.get(c.name) ?? []),
             {
               load: sameLoad,
-              rssMiB: memoryOf(ceilingPid).rssMiB,
               cpuMicrosPerRequest: (cpuMicrosOf(ceilingPid) - before) / Math.max(1, sameLoad.total),
             },
           ]);
