@@ -162,7 +162,9 @@ describe('error answers and auth order', () => {
     assert.deepEqual([res.status, res.json], [403, notAuthorizedBody]);
     assert.equal(res.headers.connection, 'close');
     assert.ok(res.closed, 'the server closed the connection');
-    assert.ok(res.bytesWritten < 32 * 1024 * 1024, `${res.bytesWritten} bytes written of 1 GB`);
+    // How much the kernel takes before the close arrives depends on the machine's load (34 MB was
+    // seen on a loaded 2-core machine): the point is that the 1 GB body is never read whole.
+    assert.ok(res.bytesWritten < 128 * 1024 * 1024, `${res.bytesWritten} bytes written of 1 GB`);
   });
 
   test('a body sent slowly is cut after REQUEST_TIMEOUT_MS with a 408 in the error body', async () => {
