@@ -84,7 +84,7 @@ export interface Channel {
 /** An Error's message, or the value as text. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) {
-    // fetch wraps the socket error ("fetch failed"); the cause says what happened.
+    // A wrapped error (fetch: "fetch failed") names what happened in its cause.
     const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
     return `${err.message}${cause}`;
   }
