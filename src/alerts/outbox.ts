@@ -12,7 +12,13 @@ import type { Database, Statement } from 'better-sqlite3';
 import { deviceStatus } from '../devices/status.js';
 import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
 import { dbTime, fromDbTime } from '../time.js';
-import type { ChannelName, NotificationEvent, NotificationStatus, NotificationView } from './model.js';
+import {
+  previewEvents,
+  type ChannelName,
+  type NotificationEvent,
+  type NotificationStatus,
+  type NotificationView,
+} from './model.js';
 import { decide } from './rules.js';
 
 interface DeviceAlertRow {
@@ -38,7 +44,8 @@ interface NotificationRow {
   sentAt: string | null;
   lastError: string | null;
   payloadId: number;
-  events: string;
+  eventCount: number;
+  preview: string;
 }
 
 /** A pending row the delivery loop may send. */
@@ -67,7 +74,7 @@ export interface RecordResult {
 
 export class Outbox {
   private readonly selectDevice: Statement<[string], DeviceAlertRow>;
-  private readonly insertPayload: Statement<[string]>;
+  private readonly insertPayload: Statement<[string, number, string]>;
   private readonly insert: Statement<
     [string, ChannelName, NotificationStatus, string, number | null, number | bigint]
   >;
@@ -99,7 +106,9 @@ export class Outbox {
       SELECT devName, devOwner, devType, devVendor, devLastIP, devPresentLastScan, devAlertDown,
              devAlertEvents, devSkipRepeated, devLastNotification
       FROM Devices WHERE devMac = ?`);
-    this.insertPayload = db.prepare('INSERT INTO NotificationPayloads (events) VALUES (?)');
+    this.insertPayload = db.prepare(
+      'INSERT INTO NotificationPayloads (events, eventCount, preview) VALUES (?, ?, ?)',
+    );
     this.insert = db.prepare(`
       INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, payloadId)
       VALUES (?, ?, ?, 0, ?, ?, ?)`);
@@ -132,7 +141,7 @@ export class Outbox {
     );
     this.pageStatement = db.prepare(`
       SELECT n.id, n.deliveryId, n.channel, n.status, n.attempts, n.createdAt, n.sentAt, n.lastError,
-             n.payloadId, p.events
+             n.payloadId, p.eventCount, p.preview
       FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId
       WHERE ? IS NULL OR n.status = ?
       ORDER BY n.id DESC LIMIT ? OFFSET ?`);
@@ -193,7 +202,11 @@ export class Outbox {
       ['skipped', skipped],
     ] as const) {
       if (items.length === 0) continue;
-      const payloadId = this.insertPayload.run(JSON.stringify(items)).lastInsertRowid;
+      const payloadId = this.insertPayload.run(
+        JSON.stringify(items),
+        items.length,
+        JSON.stringify(items.slice(0, previewEvents)),
+      ).lastInsertRowid;
       // Due at once by the wall clock (the cycle's `now` may be a test's clock).
       const due = status === 'pending' ? Date.now() : null;
       for (const channel of channels)
@@ -265,7 +278,10 @@ export class Outbox {
     return this.failChannel.run(error, channel).changes;
   }
 
-  /** A page of notifications, newest first, optionally of one status. */
+  /**
+   * A page of notifications, newest first, optionally of one status: each with its event count and
+   * its first `previewEvents` events, never the whole payload (a cycle can notify thousands).
+   */
   list(
     status: NotificationStatus | undefined,
     offset: number,
@@ -282,7 +298,8 @@ export class Outbox {
       createdAt: fromDbTime(row.createdAt),
       sentAt: row.sentAt === null ? null : fromDbTime(row.sentAt),
       lastError: row.lastError,
-      events: JSON.parse(row.events) as NotificationEvent[],
+      eventCount: row.eventCount,
+      events: JSON.parse(row.preview) as NotificationEvent[],
     }));
     return { total, notifications };
   }
