@@ -67,6 +67,13 @@ export interface OutboxOptions {
   readonly onSkipped?: (channel: ChannelName) => void;
 }
 
+export interface OutboxPruneResult {
+  /** Notifications deleted. */
+  readonly notifications: number;
+  /** Payloads deleted (no notification referred to them any more). */
+  readonly payloads: number;
+}
+
 export interface RecordResult {
   readonly notified: number;
   readonly skipped: number;
@@ -95,6 +102,10 @@ export class Outbox {
     [],
     { channel: ChannelName; status: NotificationStatus; count: number }
   >;
+  private readonly oldRows: Statement<[string, number], { id: number; payloadId: number }>;
+  private readonly deleteRow: Statement<[number]>;
+  private readonly deleteUnusedPayload: Statement<[number, number]>;
+  private readonly pruneTransaction: (before: string, limit: number) => OutboxPruneResult;
   private readonly payloads = new Map<number, NotificationEvent[]>();
   private readonly sentTransaction: (id: number, sentAt: string, macs: readonly string[]) => void;
 
@@ -148,6 +159,27 @@ export class Outbox {
     this.countsStatement = db.prepare(
       'SELECT channel, status, COUNT(*) AS count FROM Notifications GROUP BY channel, status',
     );
+    // Pending rows are never pruned: they are still to be delivered, however old.
+    this.oldRows = db.prepare(`
+      SELECT id, payloadId FROM Notifications
+      WHERE status IN ('sent', 'failed', 'skipped') AND createdAt < ?
+      ORDER BY id LIMIT ?`);
+    this.deleteRow = db.prepare('DELETE FROM Notifications WHERE id = ?');
+    this.deleteUnusedPayload = db.prepare(`
+      DELETE FROM NotificationPayloads
+      WHERE id = ? AND NOT EXISTS (SELECT 1 FROM Notifications WHERE payloadId = ?)`);
+    this.pruneTransaction = db.transaction((before: string, limit: number) => {
+      const rows = this.oldRows.all(before, limit);
+      for (const row of rows) this.deleteRow.run(row.id);
+      let payloads = 0;
+      for (const payloadId of new Set(rows.map((row) => row.payloadId))) {
+        const deleted = this.deleteUnusedPayload.run(payloadId, payloadId).changes;
+        payloads += deleted;
+        // The id may be given again to a new payload (the largest one was deleted).
+        if (deleted > 0) this.payloads.delete(payloadId);
+      }
+      return { notifications: rows.length, payloads };
+    });
     this.sentTransaction = db.transaction((id: number, sentAt: string, macs: readonly string[]) => {
       this.markSent.run(sentAt, id);
       for (const mac of macs) this.setLastNotification.run(sentAt, mac);
@@ -302,6 +334,14 @@ export class Outbox {
       events: JSON.parse(row.preview) as NotificationEvent[],
     }));
     return { total, notifications };
+  }
+
+  /**
+   * Deletes up to `limit` sent, failed or skipped notifications written before `before`, and the
+   * payloads no notification refers to any more, in one transaction. Pending rows stay.
+   */
+  pruneBatch(before: Date, limit: number): OutboxPruneResult {
+    return this.pruneTransaction(dbTime(before), limit);
   }
 
   /** Rows by channel and status (for metrics: netkeep_notifications_total{channel,status}). */

@@ -509,6 +509,56 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     await again.stop();
   });
 
+  test('NOTIFY_RETENTION_DAYS: at start, old sent, failed and skipped rows go with their payloads; pending ones stay', async () => {
+    receiver.status = 500; // nothing is confirmed: every row stays pending until the test sets it
+    const env = {
+      NOTIFY_WEBHOOK_URL: receiver.url('/hook'),
+      NOTIFY_NTFY_URL: receiver.url('/ntfy/t'),
+      NOTIFY_RETRY_BASE_MS: '30000',
+    };
+    const h = start(env);
+    // Five cycles 40+ days before 2025-03-01 (one row per channel each), then one 10 days before.
+    for (let day = 1; day <= 5; day++) h.cycle(seen(day), new Date(Date.UTC(2025, 0, day, 12)));
+    h.cycle(seen(6), new Date('2025-02-19T12:00:00Z'));
+    await h.alerts.stop();
+    const setStatus = h.handle.db.prepare(
+      'UPDATE Notifications SET status = ?, nextAttemptAt = NULL WHERE payloadId = ? AND channel IN (?, ?)',
+    );
+    setStatus.run('sent', 1, 'webhook', 'ntfy');
+    setStatus.run('failed', 2, 'webhook', 'ntfy');
+    setStatus.run('skipped', 3, 'webhook', 'ntfy');
+    // Payload 4: both rows still pending. Payload 5: the webhook's sent, ntfy's pending.
+    setStatus.run('sent', 5, 'webhook', 'webhook');
+    setStatus.run('sent', 6, 'webhook', 'ntfy'); // recent: kept
+    assert.equal(rows(h).length, 12);
+
+    const again = new Alerts({
+      db: h.handle.db,
+      config: loadConfig({ ...env, NOTIFY_RETENTION_DAYS: '30' }, '/nonexistent'),
+      logger: pino({ level: 'silent' }),
+      now: () => new Date('2025-03-01T12:00:00Z'),
+    });
+    try {
+      again.start(); // prunes on the next turn of the event loop
+      assert.ok(await eventually(() => rows(h).length === 5, 200), `rows left: ${rows(h).length}`);
+      const left = h.handle.db
+        .prepare('SELECT payloadId, channel, status FROM Notifications ORDER BY payloadId, channel')
+        .all();
+      assert.deepEqual(left, [
+        { payloadId: 4, channel: 'ntfy', status: 'pending' },
+        { payloadId: 4, channel: 'webhook', status: 'pending' },
+        { payloadId: 5, channel: 'ntfy', status: 'pending' },
+        { payloadId: 6, channel: 'ntfy', status: 'sent' },
+        { payloadId: 6, channel: 'webhook', status: 'sent' },
+      ]);
+      // Payloads 1-3 went with their rows; 5 stays for its pending row.
+      const payloads = h.handle.db.prepare('SELECT id FROM NotificationPayloads ORDER BY id').pluck().all();
+      assert.deepEqual(payloads, [4, 5, 6]);
+    } finally {
+      await again.stop();
+    }
+  });
+
   test('backoff: doubles from the base, first retry within 30 s, jittered, at most an hour', () => {
     assert.equal(
       backoffMs(1, 15_000, () => 1),
