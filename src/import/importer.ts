@@ -416,7 +416,12 @@ class Importer {
     write: (rows: T[]) => void,
   ): void {
     const counts = this.counts(table);
-    const total = this.source.db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck().get() ?? 0;
+    let total: number;
+    try {
+      total = this.source.db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck().get() ?? 0;
+    } catch (err) {
+      throw this.failure(table, 'reading', err);
+    }
     // Each batch takes the write lock at BEGIN (IMMEDIATE), where busy_timeout lets it wait for a
     // running server's commit; a read transaction upgraded later would fail at once instead.
     const writeBatch = this.db.transaction(write);
@@ -428,22 +433,67 @@ class Importer {
       lastProgress = Date.now();
       this.options.onProgress?.({ table, done: counts.read, total });
     };
-    for (const row of this.source.db.prepare<[], Record<string, SourceValue>>(query).iterate()) {
-      counts.read++;
-      const converted = convert(row);
-      if (typeof converted === 'object' && converted !== null && 'skip' in converted) {
-        this.skip(table, Number(row.rid), converted.mac, converted.skip);
-      } else {
-        batch.push(converted);
-        if (batch.length >= this.batchSize) {
-          writeBatch.immediate(batch);
-          batch = [];
-        }
+    const writeRows = (rows: T[]): void => {
+      try {
+        writeBatch.immediate(rows);
+      } catch (err) {
+        throw this.failure(table, 'writing', err);
       }
-      if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) report();
+    };
+    let rows: Iterator<Record<string, SourceValue>>;
+    try {
+      rows = this.source.db.prepare<[], Record<string, SourceValue>>(query).iterate();
+    } catch (err) {
+      throw this.failure(table, 'reading', err);
     }
-    if (batch.length > 0) writeBatch.immediate(batch);
+    try {
+      for (;;) {
+        let next: IteratorResult<Record<string, SourceValue>>;
+        try {
+          next = rows.next();
+        } catch (err) {
+          throw this.failure(table, 'reading', err);
+        }
+        if (next.done === true) break;
+        const row = next.value;
+        counts.read++;
+        const converted = convert(row);
+        if (typeof converted === 'object' && converted !== null && 'skip' in converted) {
+          this.skip(table, Number(row.rid), converted.mac, converted.skip);
+        } else {
+          batch.push(converted);
+          if (batch.length >= this.batchSize) {
+            writeRows(batch);
+            batch = [];
+          }
+        }
+        if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) report();
+      }
+    } finally {
+      rows.return?.(); // a failure mid-table leaves no statement running on the source
+    }
+    if (batch.length > 0) writeRows(batch);
     if (reported !== counts.read) report(); // the last line says the table is done, once
+  }
+
+  /**
+   * What a SQLite error met in the middle of a table becomes: a sentence that says where it
+   * stopped and what is kept (every batch before it is committed; the import is idempotent, so a
+   * second run adds the rest), never the raw SqliteError.
+   */
+  private failure(table: ImportTable, doing: 'reading' | 'writing', err: unknown): DomainError {
+    if (err instanceof DomainError) return err;
+    const counts = this.counts(table);
+    const where =
+      doing === 'reading'
+        ? `the source (${this.options.source})`
+        : `netkeep's database (${this.options.target})`;
+    return new DomainError(
+      doing === 'reading' ? 'invalid' : 'unavailable',
+      `${doing} ${table} of ${where} failed after ${counts.read} rows: ${(err as Error).message}. ` +
+        `Rows written before that are kept; once the cause is fixed, run the import again (it adds only what is missing).`,
+      { code: doing === 'reading' ? 'IMPORT_SOURCE_UNREADABLE' : 'IMPORT_TARGET_FAILED', cause: err },
+    );
   }
 
   private importDevices(): void {

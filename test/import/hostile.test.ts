@@ -5,14 +5,22 @@
  * importer cannot read (WITHOUT ROWID: refused before anything is written, never a raw SqliteError).
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { maxTextLength } from '../../src/devices/catalogue.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { isDomainError } from '../../src/errors.js';
 import { importDatabase, type SkippedRow, type ValueNote } from '../../src/import/importer.js';
 import { InProcessServer } from '../helpers/inject.js';
-import { netAlertXCopy } from './fixtures.js';
+import { nodeCommand } from '../helpers/processes.js';
+import { netAlertXCopy, netAlertXWalCopy } from './fixtures.js';
+
+const cli = fileURLToPath(new URL('../../src/import/cli.js', import.meta.url));
 
 const huge = 10 * 1024 * 1024;
 
@@ -102,5 +110,132 @@ describe('import: history rows with 10 MB texts', () => {
     const sessions = await server.request('GET', '/device/aa:bb:cc:00:00:01/sessions?period=all&limit=1000');
     assert.equal(sessions.status, 200);
     assert.ok(sessions.text.length < 1024 * 1024);
+  });
+});
+
+/** `npm run import` as a child, stopped (SIGKILL) if it is still running after a minute. */
+function runImport(dataDir: string, args: string[]) {
+  const { command, args: argv } = nodeCommand(cli, args);
+  return spawnSync(command, argv, {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: dataDir, TZ: 'UTC', HISTORY_DAYS: '36500' },
+    encoding: 'utf8',
+    // A ceiling only: the import answers at once, or hangs for ever (what this test catches).
+    timeout: 60_000,
+    killSignal: 'SIGKILL',
+  });
+}
+
+function mkfifo(path: string): void {
+  const made = spawnSync('mkfifo', [path], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+}
+
+/** The import's copies of a WAL-mode source left in a directory. */
+function copiesIn(dir: string): string[] {
+  return readdirSync(dir).filter((name) => name.startsWith('netkeep-import-source-'));
+}
+
+describe('import: a source that is not a regular file, or has a FIFO beside it', () => {
+  const dirs: string[] = [];
+  const tempDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'netkeep-import-hostile-'));
+    dirs.push(dir);
+    return dir;
+  };
+  after(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a FIFO as the source is refused at once with exit 2', () => {
+    const fifo = join(tempDir(), 'app.db');
+    mkfifo(fifo);
+    const dataDir = tempDir();
+    const run = runImport(dataDir, [fifo]);
+    assert.equal(run.signal, null, 'the import hung on the FIFO');
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stderr, /app\.db is a FIFO, not a regular file/);
+    assert.deepEqual(readdirSync(dataDir), []);
+  });
+
+  test('a FIFO as the -wal of a WAL-mode source is refused; no copy is left behind', () => {
+    const source = netAlertXWalCopy();
+    dirs.push(join(source, '..', '..'));
+    unlinkSync(`${source}-wal`);
+    mkfifo(`${source}-wal`);
+    const dataDir = tempDir();
+    const run = runImport(dataDir, [source]);
+    assert.equal(run.signal, null, 'the import hung on the FIFO');
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stderr, /app\.db-wal is a FIFO, not a regular file/);
+    assert.deepEqual(copiesIn(dataDir), []);
+  });
+
+  test("a copy left by a killed import is removed by the next one; the import's own goes too", () => {
+    const source = netAlertXWalCopy();
+    dirs.push(join(source, '..', '..'));
+    const dataDir = tempDir();
+    // A pid above Linux's pid_max: that process is gone.
+    mkdirSync(join(dataDir, 'netkeep-import-source-999999999-AbCdEf'));
+    const run = runImport(dataDir, [source]);
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(copiesIn(dataDir), []);
+  });
+});
+
+describe('import: failures are clear sentences, found before anything is written where they can be', () => {
+  test('a WITHOUT ROWID Events table is refused before anything is written, never a raw SqliteError', () => {
+    const source = netAlertXCopy();
+    const target = join(mkdtempSync(join(tmpdir(), 'netkeep-import-target-')), 'netkeep.db');
+    try {
+      const db = new Database(source);
+      db.exec(`
+        DROP TABLE Events;
+        CREATE TABLE Events (eve_MAC TEXT NOT NULL, eve_IP TEXT, eve_DateTime TEXT NOT NULL,
+          eve_EventType TEXT NOT NULL, eve_AdditionalInfo TEXT, eve_PendingAlertEmail INTEGER,
+          eve_PairEventRowid INTEGER, PRIMARY KEY (eve_MAC, eve_DateTime, eve_EventType)) WITHOUT ROWID;
+        INSERT INTO Events VALUES ('aa:bb:cc:00:00:01', '192.168.1.1', '2024-08-01 10:00:00', 'Connected', '', 0, NULL);
+      `);
+      db.close();
+      assert.throws(
+        () => importDatabase({ source, target, timeZone: 'UTC' }),
+        (err: unknown) =>
+          isDomainError(err) &&
+          err.kind === 'invalid' &&
+          /its Events is a WITHOUT ROWID table; .*Nothing was imported\./.test(err.message),
+      );
+      let devices = 0;
+      if (existsSync(target)) {
+        const written = new Database(target, { readonly: true });
+        devices = written.prepare('SELECT COUNT(*) FROM Devices').pluck().get() as number;
+        written.close();
+      }
+      assert.equal(devices, 0, 'devices were imported before the Events table failed');
+    } finally {
+      rmSync(join(source, '..'), { recursive: true, force: true });
+      rmSync(join(target, '..'), { recursive: true, force: true });
+    }
+  });
+
+  test('a write that fails in the middle of a table is a sentence saying what is kept, never a raw SqliteError', () => {
+    const source = netAlertXCopy();
+    const target = join(mkdtempSync(join(tmpdir(), 'netkeep-import-target-')), 'netkeep.db');
+    try {
+      const db = openDatabase(target);
+      db.exec(
+        "CREATE TRIGGER refuse BEFORE INSERT ON Events BEGIN SELECT RAISE(ABORT, 'no room for events'); END",
+      );
+      db.close();
+      assert.throws(
+        () => importDatabase({ source, target, timeZone: 'UTC' }),
+        (err: unknown) =>
+          isDomainError(err) &&
+          err.kind === 'unavailable' &&
+          err.message.startsWith(`writing Events of netkeep's database (${target}) failed after `) &&
+          err.message.includes('no room for events. Rows written before that are kept'),
+      );
+    } finally {
+      rmSync(join(source, '..'), { recursive: true, force: true });
+      rmSync(join(target, '..'), { recursive: true, force: true });
+    }
   });
 });
