@@ -103,7 +103,9 @@ function request(
     // node:http rather than fetch: it never follows a redirect (not a confirmation, and it would
     // resend the body elsewhere) and never decompresses an answer on its own.
     const req = send(url, { method: 'POST', headers, signal }, resolve);
-    req.once('error', reject);
+    // Kept for the request's whole life: an error after the answer began (reset, abort while its
+    // body is read) must not be an unhandled 'error' event.
+    req.on('error', reject);
     req.end(body);
   });
 }
@@ -132,6 +134,7 @@ export async function postHttp(
     return;
   }
   const excerpt = excerptOf(response, await readAtMost(response, bodyReadLimit));
-  const statusText = response.statusMessage ?? '';
+  // A status line can be as long as the headers allow (16 KiB): its start is enough.
+  const statusText = (response.statusMessage ?? '').slice(0, 64);
   throw new Error(`HTTP ${status}${statusText ? ` ${statusText}` : ''}${excerpt ? `: ${excerpt}` : ''}`);
 }
