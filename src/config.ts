@@ -262,6 +262,11 @@ export const variables = {
     integer(1, 100),
   ),
   NOTIFY_TIMEOUT_MS: spec('10000', 'Time limit of one delivery attempt.', integer(100, 600_000)),
+  NOTIFY_RETENTION_DAYS: spec(
+    '30',
+    'Sent, failed and skipped notifications older than this are pruned daily; pending ones stay.',
+    integer(1, 36_500),
+  ),
   NOTIFY_RETRY_BASE_MS: spec(
     '15000',
     'Wait before the first retry of a failed delivery; doubled after each further failure (at most 1 hour).',

@@ -1,13 +1,16 @@
 /**
  * The alert engine, wired from the configuration: the outbox (written by the scan cycle), the
- * channels that are configured, the delivery loop, and the MQTT bridge for Home Assistant.
+ * channels that are configured, the delivery loop, the MQTT bridge for Home Assistant, and the
+ * outbox's retention (NOTIFY_RETENTION_DAYS, at start and daily).
  * `src/server.ts` creates it once; `stop()` is part of the graceful shutdown (before the database
  * closes).
  */
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { DailyTask } from '../daily-task.js';
 import { DomainError } from '../errors.js';
 import type { ChangeFeed } from '../events.js';
 import type { EventType } from '../scanner/state-machine.js';
@@ -18,7 +21,7 @@ import { webhookChannel } from './channels/webhook.js';
 import { DeliveryLoop } from './delivery.js';
 import { channelNames, errorMessage, type Channel, type ChannelName } from './model.js';
 import { MqttBridge } from './mqtt.js';
-import { Outbox } from './outbox.js';
+import { Outbox, type OutboxPruneResult } from './outbox.js';
 
 export type AlertsConfig = Pick<
   Config,
@@ -26,6 +29,7 @@ export type AlertsConfig = Pick<
   | 'NOTIFY_MAX_ATTEMPTS'
   | 'NOTIFY_TIMEOUT_MS'
   | 'NOTIFY_RETRY_BASE_MS'
+  | 'NOTIFY_RETENTION_DAYS'
   | 'NOTIFY_WEBHOOK_URL'
   | 'NOTIFY_WEBHOOK_SECRET'
   | 'NOTIFY_NTFY_URL'
@@ -46,7 +50,12 @@ export interface AlertsOptions {
    * ends, `retry` per failed attempt that will be retried, `skipped` when a cycle records one.
    */
   readonly onNotification?: (channel: ChannelName, status: 'sent' | 'failed' | 'retry' | 'skipped') => void;
+  /** Clock of the outbox retention (tests control it). Default: the system clock. */
+  readonly now?: () => Date;
 }
+
+/** Rows deleted per transaction by the outbox retention (each pause of the event loop stays short). */
+const pruneBatchSize = 1000;
 
 export interface TestResult {
   readonly channel: ChannelName;
@@ -59,6 +68,7 @@ export class Alerts {
   readonly channels: readonly Channel[];
   private readonly delivery: DeliveryLoop;
   private readonly mqtt: MqttBridge | undefined;
+  private readonly retention: DailyTask<OutboxPruneResult>;
 
   constructor(private readonly options: AlertsOptions) {
     const { config, logger } = options;
@@ -98,6 +108,7 @@ export class Alerts {
       logger: logger.child({ component: 'alerts' }),
       onOutcome: options.onNotification,
     });
+    this.retention = new DailyTask(() => this.pruneOutbox(), { notifications: 0, payloads: 0 });
   }
 
   /** Connects MQTT and starts delivering what the outbox holds (including rows from before a crash). */
@@ -125,11 +136,42 @@ export class Alerts {
     );
     this.mqtt?.start();
     this.delivery.start(names, channelNames);
+    this.retention.start();
   }
 
   async stop(): Promise<void> {
+    await this.retention.stop();
     await this.delivery.stop();
     await this.mqtt?.stop();
+  }
+
+  /**
+   * NOTIFY_RETENTION_DAYS: deletes sent, failed and skipped notifications written longer ago than
+   * that, with their payloads, in batches. Runs at start and daily (`start()`); pending rows stay.
+   */
+  private async pruneOutbox(): Promise<OutboxPruneResult> {
+    const now = this.options.now?.() ?? new Date();
+    const before = new Date(now.getTime() - this.options.config.NOTIFY_RETENTION_DAYS * 86_400_000);
+    let notifications = 0;
+    let payloads = 0;
+    try {
+      for (;;) {
+        const batch = this.outbox.pruneBatch(before, pruneBatchSize);
+        notifications += batch.notifications;
+        payloads += batch.payloads;
+        if (batch.notifications < pruneBatchSize) break;
+        await setImmediate();
+      }
+    } catch (err) {
+      this.options.logger.error({ err }, 'notification pruning failed');
+      throw err;
+    }
+    if (notifications > 0)
+      this.options.logger.info(
+        { event: 'notifications-pruned', notifications, payloads },
+        'old notifications pruned',
+      );
+    return { notifications, payloads };
   }
 
   /**

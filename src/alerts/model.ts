@@ -39,6 +39,12 @@ export const NotificationEventSchema = Type.Object(
 export type NotificationEvent = Static<typeof NotificationEventSchema>;
 
 /** A row of the outbox as GET /notifications shows it. */
+/**
+ * Events of a notification GET /notifications shows (the first ones; `eventCount` says how many in
+ * all). Written with each payload; the migration that added the preview uses the same number.
+ */
+export const previewEvents = 20;
+
 export const NotificationSchema = Type.Object(
   {
     id: Type.Integer(),
@@ -56,7 +62,11 @@ export const NotificationSchema = Type.Object(
     lastError: Type.Union([Type.String(), Type.Null()], {
       description: 'What went wrong in the last failed attempt.',
     }),
-    events: Type.Array(NotificationEventSchema),
+    eventCount: Type.Integer({ description: 'Events this notification carries (delivers) in all.' }),
+    events: Type.Array(NotificationEventSchema, {
+      maxItems: previewEvents,
+      description: `The first ${previewEvents} events (all of them when eventCount is ${previewEvents} or fewer).`,
+    }),
   },
   { $id: 'Notification', additionalProperties: false },
 );
@@ -84,7 +94,7 @@ export interface Channel {
 /** An Error's message, or the value as text. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) {
-    // fetch wraps the socket error ("fetch failed"); the cause says what happened.
+    // A wrapped error (fetch: "fetch failed") names what happened in its cause.
     const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
     return `${err.message}${cause}`;
   }

@@ -12,7 +12,13 @@ import type { Database, Statement } from 'better-sqlite3';
 import { deviceStatus } from '../devices/status.js';
 import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
 import { dbTime, fromDbTime } from '../time.js';
-import type { ChannelName, NotificationEvent, NotificationStatus, NotificationView } from './model.js';
+import {
+  previewEvents,
+  type ChannelName,
+  type NotificationEvent,
+  type NotificationStatus,
+  type NotificationView,
+} from './model.js';
 import { decide } from './rules.js';
 
 interface DeviceAlertRow {
@@ -38,7 +44,8 @@ interface NotificationRow {
   sentAt: string | null;
   lastError: string | null;
   payloadId: number;
-  events: string;
+  eventCount: number;
+  preview: string;
 }
 
 /** A pending row the delivery loop may send. */
@@ -60,6 +67,13 @@ export interface OutboxOptions {
   readonly onSkipped?: (channel: ChannelName) => void;
 }
 
+export interface OutboxPruneResult {
+  /** Notifications deleted. */
+  readonly notifications: number;
+  /** Payloads deleted (no notification referred to them any more). */
+  readonly payloads: number;
+}
+
 export interface RecordResult {
   readonly notified: number;
   readonly skipped: number;
@@ -67,7 +81,7 @@ export interface RecordResult {
 
 export class Outbox {
   private readonly selectDevice: Statement<[string], DeviceAlertRow>;
-  private readonly insertPayload: Statement<[string]>;
+  private readonly insertPayload: Statement<[string, number, string]>;
   private readonly insert: Statement<
     [string, ChannelName, NotificationStatus, string, number | null, number | bigint]
   >;
@@ -88,6 +102,10 @@ export class Outbox {
     [],
     { channel: ChannelName; status: NotificationStatus; count: number }
   >;
+  private readonly oldRows: Statement<[string, number], { id: number; payloadId: number }>;
+  private readonly deleteRow: Statement<[number]>;
+  private readonly deleteUnusedPayload: Statement<[number, number]>;
+  private readonly pruneTransaction: (before: string, limit: number) => OutboxPruneResult;
   private readonly payloads = new Map<number, NotificationEvent[]>();
   private readonly sentTransaction: (id: number, sentAt: string, macs: readonly string[]) => void;
 
@@ -99,7 +117,9 @@ export class Outbox {
       SELECT devName, devOwner, devType, devVendor, devLastIP, devPresentLastScan, devAlertDown,
              devAlertEvents, devSkipRepeated, devLastNotification
       FROM Devices WHERE devMac = ?`);
-    this.insertPayload = db.prepare('INSERT INTO NotificationPayloads (events) VALUES (?)');
+    this.insertPayload = db.prepare(
+      'INSERT INTO NotificationPayloads (events, eventCount, preview) VALUES (?, ?, ?)',
+    );
     this.insert = db.prepare(`
       INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, payloadId)
       VALUES (?, ?, ?, 0, ?, ?, ?)`);
@@ -132,13 +152,34 @@ export class Outbox {
     );
     this.pageStatement = db.prepare(`
       SELECT n.id, n.deliveryId, n.channel, n.status, n.attempts, n.createdAt, n.sentAt, n.lastError,
-             n.payloadId, p.events
+             n.payloadId, p.eventCount, p.preview
       FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId
       WHERE ? IS NULL OR n.status = ?
       ORDER BY n.id DESC LIMIT ? OFFSET ?`);
     this.countsStatement = db.prepare(
       'SELECT channel, status, COUNT(*) AS count FROM Notifications GROUP BY channel, status',
     );
+    // Pending rows are never pruned: they are still to be delivered, however old.
+    this.oldRows = db.prepare(`
+      SELECT id, payloadId FROM Notifications
+      WHERE status IN ('sent', 'failed', 'skipped') AND createdAt < ?
+      ORDER BY id LIMIT ?`);
+    this.deleteRow = db.prepare('DELETE FROM Notifications WHERE id = ?');
+    this.deleteUnusedPayload = db.prepare(`
+      DELETE FROM NotificationPayloads
+      WHERE id = ? AND NOT EXISTS (SELECT 1 FROM Notifications WHERE payloadId = ?)`);
+    this.pruneTransaction = db.transaction((before: string, limit: number) => {
+      const rows = this.oldRows.all(before, limit);
+      for (const row of rows) this.deleteRow.run(row.id);
+      let payloads = 0;
+      for (const payloadId of new Set(rows.map((row) => row.payloadId))) {
+        const deleted = this.deleteUnusedPayload.run(payloadId, payloadId).changes;
+        payloads += deleted;
+        // The id may be given again to a new payload (the largest one was deleted).
+        if (deleted > 0) this.payloads.delete(payloadId);
+      }
+      return { notifications: rows.length, payloads };
+    });
     this.sentTransaction = db.transaction((id: number, sentAt: string, macs: readonly string[]) => {
       this.markSent.run(sentAt, id);
       for (const mac of macs) this.setLastNotification.run(sentAt, mac);
@@ -193,7 +234,11 @@ export class Outbox {
       ['skipped', skipped],
     ] as const) {
       if (items.length === 0) continue;
-      const payloadId = this.insertPayload.run(JSON.stringify(items)).lastInsertRowid;
+      const payloadId = this.insertPayload.run(
+        JSON.stringify(items),
+        items.length,
+        JSON.stringify(items.slice(0, previewEvents)),
+      ).lastInsertRowid;
       // Due at once by the wall clock (the cycle's `now` may be a test's clock).
       const due = status === 'pending' ? Date.now() : null;
       for (const channel of channels)
@@ -265,7 +310,10 @@ export class Outbox {
     return this.failChannel.run(error, channel).changes;
   }
 
-  /** A page of notifications, newest first, optionally of one status. */
+  /**
+   * A page of notifications, newest first, optionally of one status: each with its event count and
+   * its first `previewEvents` events, never the whole payload (a cycle can notify thousands).
+   */
   list(
     status: NotificationStatus | undefined,
     offset: number,
@@ -282,9 +330,18 @@ export class Outbox {
       createdAt: fromDbTime(row.createdAt),
       sentAt: row.sentAt === null ? null : fromDbTime(row.sentAt),
       lastError: row.lastError,
-      events: JSON.parse(row.events) as NotificationEvent[],
+      eventCount: row.eventCount,
+      events: JSON.parse(row.preview) as NotificationEvent[],
     }));
     return { total, notifications };
+  }
+
+  /**
+   * Deletes up to `limit` sent, failed or skipped notifications written before `before`, and the
+   * payloads no notification refers to any more, in one transaction. Pending rows stay.
+   */
+  pruneBatch(before: Date, limit: number): OutboxPruneResult {
+    return this.pruneTransaction(dbTime(before), limit);
   }
 
   /** Rows by channel and status (for metrics: netkeep_notifications_total{channel,status}). */

@@ -413,6 +413,22 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'NotificationPayloads: eventCount and preview (the first 20 events), so that GET /notifications never reads a whole payload; Notifications by payload (pruning)',
+    up(db) {
+      db.exec(`
+        -- Pruning deletes a payload once no row refers to it (and the foreign key looks it up).
+        CREATE INDEX Notifications_payload ON Notifications (payloadId);
+        ALTER TABLE NotificationPayloads ADD COLUMN eventCount INTEGER NOT NULL DEFAULT 0;
+        -- JSON array of the first 20 events of events (GET /notifications shows these).
+        ALTER TABLE NotificationPayloads ADD COLUMN preview TEXT NOT NULL DEFAULT '[]';
+        UPDATE NotificationPayloads SET eventCount = json_array_length(events),
+          preview = (SELECT json_group_array(json(value))
+                     FROM (SELECT value FROM json_each(events) ORDER BY key LIMIT 20));
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

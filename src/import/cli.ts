@@ -103,6 +103,11 @@ export function main(argv: readonly string[]): number {
       process.stderr.write(`netkeep import: ${err.message}\n`);
       return 2;
     }
+    // Anything the importer could say in a sentence (the target failing) is said without a stack.
+    if (isDomainError(err)) {
+      process.stderr.write(`netkeep import: failed: ${err.message}\n`);
+      return 1;
+    }
     process.stderr.write(
       `netkeep import: failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
     );

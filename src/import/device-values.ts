@@ -22,6 +22,16 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type SourceValue = string | number | bigint | Buffer | null;
 
+/** Characters of a source value a message shows (the value itself may be megabytes). */
+const shownCharacters = 64;
+
+/** A source text as a message shows it: its start, and how long it was when cut. */
+export function shown(text: string): string {
+  return text.length > shownCharacters
+    ? `${text.slice(0, shownCharacters)}... (${text.length} characters)`
+    : text;
+}
+
 export type DeviceConversion =
   | {
       readonly ok: true;
@@ -152,7 +162,7 @@ export function convertDevice(
     if (fieldName === 'devMac') {
       const text = asText(raw)?.trim() ?? '';
       mac = normalizeMac(text);
-      if (mac === null) return { ok: false, reason: `'${text.slice(0, 64)}' is not a MAC address` };
+      if (mac === null) return { ok: false, reason: `'${shown(text)}' is not a MAC address` };
       continue;
     }
     const f = fieldsByName.get(fieldName);
@@ -160,8 +170,8 @@ export function convertDevice(
     const checked = checkValue(f, raw, reader);
     if (checked === undefined) continue;
     if ('refused' in checked) {
-      const shown = asText(raw) ?? '(binary)';
-      notes.push(`${fieldName} '${shown.slice(0, 64)}' refused (${checked.refused}); default kept`);
+      const value = asText(raw) ?? '(binary)';
+      notes.push(`${fieldName} '${shown(value)}' refused (${checked.refused}); default kept`);
       continue;
     }
     result[fieldName] = checked.value;

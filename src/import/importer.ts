@@ -22,7 +22,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
+import { maxTextLength, storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { newDeviceRow } from '../devices/sqlite-repository.js';
 import { deviceSql } from '../devices/sqlite-sql.js';
 import { sessionColumns } from '../devices/history.js';
@@ -31,7 +31,7 @@ import { DomainError } from '../errors.js';
 import { dbTime } from '../time.js';
 import { normalizeMac } from '../validation.js';
 import { BulkCounts, type HistoryTable } from './bulk-counts.js';
-import { convertDevice, type SourceValue } from './device-values.js';
+import { convertDevice, shown, type SourceValue } from './device-values.js';
 import { isTimeZone, LocalTimeReader, machineTimeZone } from './local-time.js';
 import { openSource, type Source, type SourceKind } from './source.js';
 
@@ -191,6 +191,23 @@ function sourceText(value: SourceValue | undefined): string {
   return value === null || value === undefined || Buffer.isBuffer(value) ? '' : String(value);
 }
 
+/**
+ * The first of `columns` whose text is longer than the catalogue's bound on every stored text
+ * (maxTextLength), as the reason its row is skipped; undefined when all fit. History rows are
+ * skipped whole rather than cut: a cut IP or event type would be a value the source never held.
+ */
+function overLong(
+  row: Readonly<Record<string, SourceValue>>,
+  columns: readonly string[],
+): string | undefined {
+  for (const column of columns) {
+    const length = sourceText(row[column]).length;
+    if (length > maxTextLength)
+      return `${column} is ${length} characters long, over the ${maxTextLength} a text column holds`;
+  }
+  return undefined;
+}
+
 function resolveZone(options: ImportOptions, source: Source, warnings: string[]) {
   if (options.timeZone !== undefined) {
     if (!isTimeZone(options.timeZone))
@@ -314,7 +331,7 @@ class Importer {
   private skip(table: ImportTable, rowid: number, mac: string, reason: string): void {
     const counts = this.counts(table);
     counts.skipped++;
-    const row: SkippedRow = { table, rowid, mac, reason };
+    const row: SkippedRow = { table, rowid, mac: shown(mac), reason };
     if (this.report.skipped.length < keepSkipped) this.report.skipped.push(row);
     this.options.onSkip?.(row);
   }
@@ -342,7 +359,7 @@ class Importer {
   private historyMac(value: SourceValue | undefined): { mac: string } | { skip: string; mac: string } {
     const text = sourceText(value);
     const mac = this.canonicalMac(text);
-    if (mac === null) return { skip: `'${text.slice(0, 64)}' is not a MAC address`, mac: text };
+    if (mac === null) return { skip: `'${shown(text)}' is not a MAC address`, mac: text };
     if (!this.isKnownMac(mac)) return { skip: 'no device with this MAC in the source or in netkeep', mac };
     return { mac };
   }
@@ -399,7 +416,12 @@ class Importer {
     write: (rows: T[]) => void,
   ): void {
     const counts = this.counts(table);
-    const total = this.source.db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck().get() ?? 0;
+    let total: number;
+    try {
+      total = this.source.db.prepare<[], number>(`SELECT COUNT(*) FROM ${table}`).pluck().get() ?? 0;
+    } catch (err) {
+      throw this.failure(table, 'reading', err);
+    }
     // Each batch takes the write lock at BEGIN (IMMEDIATE), where busy_timeout lets it wait for a
     // running server's commit; a read transaction upgraded later would fail at once instead.
     const writeBatch = this.db.transaction(write);
@@ -411,22 +433,67 @@ class Importer {
       lastProgress = Date.now();
       this.options.onProgress?.({ table, done: counts.read, total });
     };
-    for (const row of this.source.db.prepare<[], Record<string, SourceValue>>(query).iterate()) {
-      counts.read++;
-      const converted = convert(row);
-      if (typeof converted === 'object' && converted !== null && 'skip' in converted) {
-        this.skip(table, Number(row.rid), converted.mac, converted.skip);
-      } else {
-        batch.push(converted);
-        if (batch.length >= this.batchSize) {
-          writeBatch.immediate(batch);
-          batch = [];
-        }
+    const writeRows = (rows: T[]): void => {
+      try {
+        writeBatch.immediate(rows);
+      } catch (err) {
+        throw this.failure(table, 'writing', err);
       }
-      if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) report();
+    };
+    let rows: Iterator<Record<string, SourceValue>>;
+    try {
+      rows = this.source.db.prepare<[], Record<string, SourceValue>>(query).iterate();
+    } catch (err) {
+      throw this.failure(table, 'reading', err);
     }
-    if (batch.length > 0) writeBatch.immediate(batch);
+    try {
+      for (;;) {
+        let next: IteratorResult<Record<string, SourceValue>>;
+        try {
+          next = rows.next();
+        } catch (err) {
+          throw this.failure(table, 'reading', err);
+        }
+        if (next.done === true) break;
+        const row = next.value;
+        counts.read++;
+        const converted = convert(row);
+        if (typeof converted === 'object' && converted !== null && 'skip' in converted) {
+          this.skip(table, Number(row.rid), converted.mac, converted.skip);
+        } else {
+          batch.push(converted);
+          if (batch.length >= this.batchSize) {
+            writeRows(batch);
+            batch = [];
+          }
+        }
+        if (counts.read % progressEveryRows === 0 || Date.now() - lastProgress >= progressEveryMs) report();
+      }
+    } finally {
+      rows.return?.(); // a failure mid-table leaves no statement running on the source
+    }
+    if (batch.length > 0) writeRows(batch);
     if (reported !== counts.read) report(); // the last line says the table is done, once
+  }
+
+  /**
+   * What a SQLite error met in the middle of a table becomes: a sentence that says where it
+   * stopped and what is kept (every batch before it is committed; the import is idempotent, so a
+   * second run adds the rest), never the raw SqliteError.
+   */
+  private failure(table: ImportTable, doing: 'reading' | 'writing', err: unknown): DomainError {
+    if (err instanceof DomainError) return err;
+    const counts = this.counts(table);
+    const where =
+      doing === 'reading'
+        ? `the source (${this.options.source})`
+        : `netkeep's database (${this.options.target})`;
+    return new DomainError(
+      doing === 'reading' ? 'invalid' : 'unavailable',
+      `${doing} ${table} of ${where} failed after ${counts.read} rows: ${(err as Error).message}. ` +
+        `Rows written before that are kept; once the cause is fixed, run the import again (it adds only what is missing).`,
+      { code: doing === 'reading' ? 'IMPORT_SOURCE_UNREADABLE' : 'IMPORT_TARGET_FAILED', cause: err },
+    );
   }
 
   private importDevices(): void {
@@ -539,9 +606,11 @@ class Importer {
         const checked = this.historyMac(row.eve_MAC);
         if ('skip' in checked) return checked;
         const { mac } = checked;
+        const tooLong = overLong(row, ['eve_IP', 'eve_EventType', 'eve_AdditionalInfo']);
+        if (tooLong !== undefined) return { skip: tooLong, mac };
         const timeText = sourceText(row.eve_DateTime);
         const time = this.reader.toUtc(timeText);
-        if (time === null) return { skip: `eve_DateTime '${timeText.slice(0, 64)}' is not a date-time`, mac };
+        if (time === null) return { skip: `eve_DateTime '${shown(timeText)}' is not a date-time`, mac };
         const type = sourceText(row.eve_EventType).trim();
         if (type === '') return { skip: 'no eve_EventType', mac };
         return { mac, ip: sourceText(row.eve_IP), time, type, info: sourceText(row.eve_AdditionalInfo) };
@@ -575,16 +644,23 @@ class Importer {
         const checked = this.historyMac(row.ses_MAC);
         if ('skip' in checked) return checked;
         const { mac } = checked;
+        const tooLong = overLong(row, [
+          'ses_IP',
+          'ses_EventTypeConnection',
+          'ses_EventTypeDisconnection',
+          'ses_AdditionalInfo',
+        ]);
+        if (tooLong !== undefined) return { skip: tooLong, mac };
         const conn = readTime(row.ses_DateTimeConnection);
         if (conn === undefined)
           return {
-            skip: `ses_DateTimeConnection '${sourceText(row.ses_DateTimeConnection).slice(0, 64)}' is not a date-time`,
+            skip: `ses_DateTimeConnection '${shown(sourceText(row.ses_DateTimeConnection))}' is not a date-time`,
             mac,
           };
         const disc = readTime(row.ses_DateTimeDisconnection);
         if (disc === undefined)
           return {
-            skip: `ses_DateTimeDisconnection '${sourceText(row.ses_DateTimeDisconnection).slice(0, 64)}' is not a date-time`,
+            skip: `ses_DateTimeDisconnection '${shown(sourceText(row.ses_DateTimeDisconnection))}' is not a date-time`,
             mac,
           };
         if (conn === null && disc === null)

@@ -12,16 +12,26 @@
  * (the rows NetAlertX has not yet checkpointed into app.db), into a private directory, and the copy
  * is read; nothing is created beside the source. A copy taken while the source changed is taken
  * again, and refused after a few tries (NetAlertX still running).
+ *
+ * Only regular files are read: a FIFO (or a device, a socket) given as the source or lying beside
+ * it as its `-wal` or `-journal` would block the import for ever (SQLite and the copy read until
+ * its writer closes it), so it is refused before anything is opened for reading or copied. The
+ * tables the import reads must be tables with a rowid (it names every row it skips by rowid): a
+ * view or a WITHOUT ROWID table is refused up front, before anything is written.
  */
 import {
   closeSync,
+  constants,
   copyFileSync,
   existsSync,
+  fstatSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readSync,
   rmSync,
   statSync,
+  type Stats,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,23 +140,68 @@ export interface OpenSourceOptions {
 /** Copies of a changing source taken before giving up. */
 const snapshotTries = 3;
 
-/** The first 100 bytes of the file (SQLite's header), or why they cannot be read. */
+/** What a file that is not a regular file is, for a message. */
+function fileKind(stats: Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+function notRegular(path: string, stats: Stats): DomainError {
+  return new DomainError(
+    'invalid',
+    `${path} is ${fileKind(stats)}, not a regular file: give the path of the database file itself (a FIFO or a device would never end).`,
+    { code: 'IMPORT_SOURCE_NOT_A_FILE' },
+  );
+}
+
+/**
+ * The first 100 bytes of the file (SQLite's header), or why they cannot be read. Opened without
+ * blocking and checked through its descriptor: a FIFO is refused, never waited on.
+ */
 function readHeader(path: string): Buffer {
   const header = Buffer.alloc(100);
+  let fd: number;
   try {
-    const fd = openSync(path, 'r');
-    try {
-      readSync(fd, header, 0, header.length, 0);
-    } finally {
-      closeSync(fd);
-    }
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     throw new DomainError('invalid', `${path} cannot be opened: ${(err as Error).message}`, {
       code: 'IMPORT_SOURCE_UNREADABLE',
       cause: err,
     });
   }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw notRegular(path, stats);
+    readSync(fd, header, 0, header.length, 0);
+  } catch (err) {
+    if (err instanceof DomainError) throw err;
+    throw new DomainError('invalid', `${path} cannot be read: ${(err as Error).message}`, {
+      code: 'IMPORT_SOURCE_UNREADABLE',
+      cause: err,
+    });
+  } finally {
+    closeSync(fd);
+  }
   return header;
+}
+
+/** SQLite's files beside a database, which it (or the copy) would read. */
+const sidecars = ['-wal', '-journal'];
+
+/** Refuses a `-wal` or `-journal` beside `path` that exists and is not a regular file. */
+function checkSidecars(path: string): void {
+  for (const suffix of sidecars) {
+    let stats: Stats;
+    try {
+      stats = statSync(`${path}${suffix}`);
+    } catch {
+      continue; // not there
+    }
+    if (!stats.isFile()) throw notRegular(`${path}${suffix}`, stats);
+  }
 }
 
 /** Bytes 18 and 19 of the header (write and read version) are 2 in WAL mode, 1 otherwise. */
@@ -167,15 +222,48 @@ function fileState(path: string): string {
   }
 }
 
+/** Name of a copy's directory: the prefix, the importing process's pid, a random part. */
+const snapshotPrefix = 'netkeep-import-source-';
+
+/**
+ * Removes the copies an import killed on its way left in `parent` (its process is gone). An import
+ * removes its own copy on every failure it sees; kill -9 or a power cut it cannot see.
+ */
+function removeStaleSnapshots(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(snapshotPrefix)) continue;
+    const pid = Number(/^(\d+)-/.exec(name.slice(snapshotPrefix.length))?.[1]);
+    if (!Number.isSafeInteger(pid) || pid === process.pid || processAlive(pid)) continue;
+    rmSync(join(parent, name), { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists (another user's); only ESRCH says it is gone.
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 /**
  * Copies `path` and its `-wal` (when present) into a new private directory under `parent`, as
  * `source.db` and `source.db-wal`; returns the directory. Retakes the copy while the files change.
  */
 function snapshot(path: string, parent: string): string {
   const wal = `${path}-wal`;
+  removeStaleSnapshots(parent);
   for (let attempt = 1; ; attempt++) {
     const before = `${fileState(path)}|${fileState(wal)}`;
-    const dir = mkdtempSync(join(parent, 'netkeep-import-source-'));
+    const dir = mkdtempSync(join(parent, `${snapshotPrefix}${process.pid}-`));
     try {
       copyFileSync(path, join(dir, 'source.db'));
       if (existsSync(wal)) copyFileSync(wal, join(dir, 'source.db-wal'));
@@ -210,13 +298,42 @@ function tableExists(db: Database.Database, table: string): boolean {
 }
 
 /**
+ * Refuses a table the import cannot read row by row: a view, a WITHOUT ROWID table, anything whose
+ * rowid SQLite will not give. Checked for every table before anything is written, so that such a
+ * source never half-imports.
+ */
+function checkRowidTable(db: Database.Database, path: string, table: string): void {
+  const listed = db
+    .prepare<[string], { type: string; wr: number }>(
+      "SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ?",
+    )
+    .get(table);
+  const what =
+    listed?.type === 'view' ? 'is a view' : listed?.wr === 1 ? 'is a WITHOUT ROWID table' : undefined;
+  let reason = what;
+  if (reason === undefined) {
+    try {
+      db.prepare(`SELECT rowid FROM "${table}" LIMIT 0`);
+    } catch (err) {
+      reason = `cannot be read by rowid (${(err as Error).message})`;
+    }
+  }
+  if (reason !== undefined)
+    throw new DomainError(
+      'invalid',
+      `${path}: its ${table} ${reason}; the import reads every table by rowid (to name each row it skips), so it cannot import this file. Nothing was imported.`,
+      { code: 'IMPORT_SOURCE_UNSUPPORTED' },
+    );
+}
+
+/**
  * Opens `path` read-only (a WAL-mode database: a copy of it) and works out what it is; an `invalid`
  * DomainError when it is neither.
  */
 export function openSource(path: string, options: OpenSourceOptions = {}): Source {
-  const snapshotDir = isWalMode(readHeader(path))
-    ? snapshot(path, options.snapshotParent ?? tmpdir())
-    : undefined;
+  const header = readHeader(path);
+  checkSidecars(path);
+  const snapshotDir = isWalMode(header) ? snapshot(path, options.snapshotParent ?? tmpdir()) : undefined;
   const removeSnapshot = () => {
     if (snapshotDir !== undefined) rmSync(snapshotDir, { recursive: true, force: true });
   };
@@ -287,6 +404,7 @@ function describe(db: Database.Database, path: string): Omit<Source, 'db' | 'fro
   const history = new Map<string, Set<string>>();
   for (const table of ['Events', 'Sessions'])
     if (tableExists(db, table)) history.set(table, new Set(columnsOf(db, table)));
+  for (const table of ['Devices', ...history.keys()]) checkRowidTable(db, path, table);
   const historySelect = (table: 'Events' | 'Sessions', columns: readonly string[]) => {
     const have = history.get(table) ?? new Set<string>();
     const actual = (name: string): string | undefined => {

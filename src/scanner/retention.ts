@@ -4,6 +4,7 @@
  * the deleting itself (in batches that leave the event loop free) is the store's.
  */
 import type { Logger } from 'pino';
+import { DailyTask } from '../daily-task.js';
 import type { DeviceRepository } from '../devices/repository.js';
 import { ScanStore, type PruneResult } from './store.js';
 
@@ -17,57 +18,41 @@ export interface HistoryRetentionOptions {
   readonly now?: () => Date;
 }
 
-const dayMs = 86_400_000;
-
 export class HistoryRetention {
   private readonly store: ScanStore;
   private readonly now: () => Date;
-  private timer: NodeJS.Timeout | undefined;
-  private pruning: Promise<PruneResult> | undefined;
-  private stopped = false;
+  private readonly task: DailyTask<PruneResult>;
 
   constructor(private readonly options: HistoryRetentionOptions) {
     this.store = new ScanStore(options.devices);
     this.now = options.now ?? (() => new Date());
+    this.task = new DailyTask(() => this.prune(), { events: 0, sessions: 0 });
   }
 
   /** Prunes at once (on the next turn of the event loop), then every day. */
   start(): void {
-    if (this.stopped) return;
-    this.timer = setInterval(() => void this.pruneNow().catch(() => undefined), dayMs);
-    this.timer.unref();
-    setImmediate(() => void this.pruneNow().catch(() => undefined));
+    this.task.start();
   }
 
   /** Deletes history older than HISTORY_DAYS. A call while a prune runs shares that prune. */
   pruneNow(): Promise<PruneResult> {
-    if (this.stopped) return Promise.resolve({ events: 0, sessions: 0 });
-    this.pruning ??= this.store
-      .pruneHistory(this.options.days, this.now())
-      .then(
-        (result) => {
-          if (result.events + result.sessions > 0)
-            this.options.logger.info(
-              { event: 'history-pruned', ...result },
-              'old events and sessions pruned',
-            );
-          return result;
-        },
-        (err: unknown) => {
-          this.options.logger.error({ err }, 'history pruning failed');
-          throw err;
-        },
-      )
-      .finally(() => {
-        this.pruning = undefined;
-      });
-    return this.pruning;
+    return this.task.runNow();
   }
 
   /** No more prunes; waits for a running one to finish (before the database closes). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await Promise.allSettled([this.pruning]);
+  stop(): Promise<void> {
+    return this.task.stop();
+  }
+
+  private async prune(): Promise<PruneResult> {
+    try {
+      const result = await this.store.pruneHistory(this.options.days, this.now());
+      if (result.events + result.sessions > 0)
+        this.options.logger.info({ event: 'history-pruned', ...result }, 'old events and sessions pruned');
+      return result;
+    } catch (err) {
+      this.options.logger.error({ err }, 'history pruning failed');
+      throw err;
+    }
   }
 }

@@ -7,7 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { Writable } from 'node:stream';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable, Writable } from 'node:stream';
+import { createGzip } from 'node:zlib';
 import { after, afterEach, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { Alerts } from '../../src/alerts/index.js';
@@ -86,6 +89,87 @@ function rows(h: Harness, status?: string): Array<Record<string, unknown>> {
 function events(row: Record<string, unknown> | undefined): NotificationEvent[] {
   assert.ok(row);
   return JSON.parse(String(row.events)) as NotificationEvent[];
+}
+
+/**
+ * A hostile receiver on 127.0.0.1: answers 500 with a body of up to `offered` bytes (plain, or a
+ * gzip bomb of that many decompressed bytes sent whatever the request accepts), written as fast
+ * as the client takes them, then keeps the answer open without ending it. It counts the bytes the
+ * client's socket accepted and whether the client hung up while the answer was still open.
+ */
+interface HostileReceiver {
+  readonly url: string;
+  /** Bytes of the body written so far (compressed bytes for the bomb). */
+  readonly written: () => number;
+  /** The client closed the connection before the answer ended. */
+  readonly hungUp: () => boolean;
+  /** The Accept-Encoding the request carried. */
+  readonly acceptEncoding: () => string | undefined;
+  close(): Promise<void>;
+}
+
+async function startHostileReceiver(kind: 'plain' | 'gzip', offered: number): Promise<HostileReceiver> {
+  let written = 0;
+  let hungUp = false;
+  let acceptEncoding: string | undefined;
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  function* body(): Generator<Buffer> {
+    for (let sent = 0; sent < offered; sent += chunk.length) yield chunk;
+  }
+  const hold = (res: ServerResponse): void => {
+    // Never ends the answer: only a client that stops reading on its own gets done.
+    res.once('close', () => {
+      if (!res.writableEnded) hungUp = true;
+    });
+  };
+  const server: Server = createServer((req, res) => {
+    acceptEncoding = req.headers['accept-encoding'];
+    req.resume();
+    req.on('end', () => {
+      hold(res);
+      if (kind === 'plain') {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        const source = Readable.from(body());
+        source.on('data', (data: Buffer) => {
+          written += data.length;
+          if (!res.write(data)) source.pause();
+        });
+        res.on('drain', () => source.resume());
+        res.once('close', () => source.destroy());
+      } else {
+        res.writeHead(500, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+        const gzip = createGzip({ level: 9 });
+        gzip.on('data', (data: Buffer) => {
+          written += data.length;
+          if (!res.write(data)) gzip.pause();
+        });
+        res.on('drain', () => gzip.resume());
+        res.once('close', () => gzip.destroy());
+        const source = Readable.from(body());
+        source.pipe(gzip, { end: false });
+        // Everything compressed so far goes out, the gzip stream itself is never finished.
+        source.on('end', () => {
+          gzip.flush();
+        });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    written: () => written,
+    hungUp: () => hungUp,
+    acceptEncoding: () => acceptEncoding,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
+    },
+  };
 }
 
 describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () => {
@@ -371,6 +455,45 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     assert.equal(rows(h).length, 0);
   });
 
+  test('a 500 with a huge body that never ends: the error keeps 200 characters, the rest is never read', async () => {
+    const offered = 64 * 1024 * 1024;
+    const hostile = await startHostileReceiver('plain', offered);
+    try {
+      const h = start({ NOTIFY_WEBHOOK_URL: hostile.url, NOTIFY_MAX_ATTEMPTS: '1' });
+      h.cycle(seen(1), new Date('2025-03-01T12:00:00Z'));
+      assert.ok(await eventually(() => rows(h, 'failed').length === 1, 400));
+      const [failed] = rows(h, 'failed');
+      // Recorded as the receiver's error, not as a timeout: nothing waited for the body's end.
+      assert.equal(failed?.lastError, `HTTP 500 Internal Server Error: ${'x'.repeat(200)}...`);
+      // The client hung up while the receiver was still able to send: what it wrote is what the
+      // sockets' buffers took, a few MiB at most, not the 64 MiB offered.
+      assert.ok(await eventually(() => hostile.hungUp(), 200));
+      assert.ok(hostile.written() < 16 * 1024 * 1024, `receiver wrote ${hostile.written()} bytes`);
+    } finally {
+      await current?.stop();
+      current = undefined;
+      await hostile.close();
+    }
+  });
+
+  test('a 500 that is a gzip bomb: asked for identity, never decompressed, the delivery records the error', async () => {
+    // 256 MiB of decompressed text in about 256 KiB of gzip, and the stream never ends.
+    const hostile = await startHostileReceiver('gzip', 256 * 1024 * 1024);
+    try {
+      const h = start({ NOTIFY_WEBHOOK_URL: hostile.url, NOTIFY_MAX_ATTEMPTS: '1' });
+      h.cycle(seen(1), new Date('2025-03-01T12:00:00Z'));
+      assert.ok(await eventually(() => rows(h, 'failed').length === 1, 400));
+      const [failed] = rows(h, 'failed');
+      assert.equal(failed?.lastError, 'HTTP 500 Internal Server Error: (a body in gzip encoding, not read)');
+      assert.equal(hostile.acceptEncoding(), 'identity');
+      assert.ok(await eventually(() => hostile.hungUp(), 200));
+    } finally {
+      await current?.stop();
+      current = undefined;
+      await hostile.close();
+    }
+  });
+
   test('pending rows of a channel that is no longer configured are failed at start', async () => {
     receiver.status = 500;
     const h = start({ NOTIFY_WEBHOOK_URL: receiver.url('/hook') });
@@ -384,6 +507,56 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     assert.equal(row?.status, 'failed');
     assert.equal(row.lastError, 'channel webhook is not configured');
     await again.stop();
+  });
+
+  test('NOTIFY_RETENTION_DAYS: at start, old sent, failed and skipped rows go with their payloads; pending ones stay', async () => {
+    receiver.status = 500; // nothing is confirmed: every row stays pending until the test sets it
+    const env = {
+      NOTIFY_WEBHOOK_URL: receiver.url('/hook'),
+      NOTIFY_NTFY_URL: receiver.url('/ntfy/t'),
+      NOTIFY_RETRY_BASE_MS: '30000',
+    };
+    const h = start(env);
+    // Five cycles 40+ days before 2025-03-01 (one row per channel each), then one 10 days before.
+    for (let day = 1; day <= 5; day++) h.cycle(seen(day), new Date(Date.UTC(2025, 0, day, 12)));
+    h.cycle(seen(6), new Date('2025-02-19T12:00:00Z'));
+    await h.alerts.stop();
+    const setStatus = h.handle.db.prepare(
+      'UPDATE Notifications SET status = ?, nextAttemptAt = NULL WHERE payloadId = ? AND channel IN (?, ?)',
+    );
+    setStatus.run('sent', 1, 'webhook', 'ntfy');
+    setStatus.run('failed', 2, 'webhook', 'ntfy');
+    setStatus.run('skipped', 3, 'webhook', 'ntfy');
+    // Payload 4: both rows still pending. Payload 5: the webhook's sent, ntfy's pending.
+    setStatus.run('sent', 5, 'webhook', 'webhook');
+    setStatus.run('sent', 6, 'webhook', 'ntfy'); // recent: kept
+    assert.equal(rows(h).length, 12);
+
+    const again = new Alerts({
+      db: h.handle.db,
+      config: loadConfig({ ...env, NOTIFY_RETENTION_DAYS: '30' }, '/nonexistent'),
+      logger: pino({ level: 'silent' }),
+      now: () => new Date('2025-03-01T12:00:00Z'),
+    });
+    try {
+      again.start(); // prunes on the next turn of the event loop
+      assert.ok(await eventually(() => rows(h).length === 5, 200), `rows left: ${rows(h).length}`);
+      const left = h.handle.db
+        .prepare('SELECT payloadId, channel, status FROM Notifications ORDER BY payloadId, channel')
+        .all();
+      assert.deepEqual(left, [
+        { payloadId: 4, channel: 'ntfy', status: 'pending' },
+        { payloadId: 4, channel: 'webhook', status: 'pending' },
+        { payloadId: 5, channel: 'ntfy', status: 'pending' },
+        { payloadId: 6, channel: 'ntfy', status: 'sent' },
+        { payloadId: 6, channel: 'webhook', status: 'sent' },
+      ]);
+      // Payloads 1-3 went with their rows; 5 stays for its pending row.
+      const payloads = h.handle.db.prepare('SELECT id FROM NotificationPayloads ORDER BY id').pluck().all();
+      assert.deepEqual(payloads, [4, 5, 6]);
+    } finally {
+      await again.stop();
+    }
   });
 
   test('backoff: doubles from the base, first retry within 30 s, jittered, at most an hour', () => {

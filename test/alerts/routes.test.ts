@@ -7,9 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { Outbox } from '../../src/alerts/outbox.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import type { Observation } from '../../src/scanner/discovery.js';
+import { planCycle } from '../../src/scanner/state-machine.js';
+import { ScanStore } from '../../src/scanner/store.js';
+import { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
 
@@ -205,5 +213,59 @@ describe('alert configuration errors stop the server with exit 2, naming the var
     assert.equal(result.status, 2, result.stderr);
     assert.match(result.stderr, /configuration error: MQTT_URL/);
     assert.ok(!result.stderr.includes('hunter2secret'));
+  });
+});
+
+describe('GET /notifications with a big outbox (in process)', () => {
+  let server: InProcessServer;
+  before(async () => {
+    server = await InProcessServer.start();
+    // A scan cycle that finds 20,000 new devices, recorded for two channels through a second
+    // connection to the server's database (as the scanner would): two rows sharing one payload.
+    const db = openDatabase(join(server.dataDir, 'netkeep.db'));
+    try {
+      const store = new ScanStore(new SqliteDeviceRepository(db));
+      const outbox = new Outbox(db, {
+        channels: ['webhook', 'ntfy'],
+        enabledTypes: new Set(loadConfig({}, '/nonexistent').NOTIFY_EVENTS),
+      });
+      const observations = new Map<string, Observation>();
+      for (let i = 0; i < 20_000; i++) {
+        const hex = i.toString(16).padStart(4, '0');
+        observations.set(`02:00:00:01:${hex.slice(0, 2)}:${hex.slice(2)}`, {
+          ips: [`10.${(i >> 8) & 0xff}.${i & 0xff}.1`],
+          vendor: 'Acme',
+          source: 'arp-scan',
+        });
+      }
+      const now = new Date('2025-03-01T12:00:00Z');
+      const plan = planCycle({ known: store.loadState(), observations, missesBeforeAbsent: 1, now });
+      store.apply(plan, { beforeCommit: () => outbox.record(plan.events, now) });
+    } finally {
+      db.close();
+    }
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  test('each notification shows its first 20 events and the count of all of them; the page stays small', async () => {
+    const res = await server.request('GET', '/notifications?limit=1000');
+    assert.equal(res.status, 200);
+    const body = res.json as { total: number; notifications: Array<Record<string, unknown>> };
+    assert.equal(body.total, 2);
+    assert.equal(body.notifications.length, 2);
+    for (const notification of body.notifications) {
+      assert.equal(notification.eventCount, 20_000);
+      const events = notification.events as Array<{ mac: string }>;
+      assert.equal(events.length, 20);
+      assert.equal(events[0]?.mac, '02:00:00:01:00:00');
+    }
+    // The whole payloads are ~14 MB of JSON; the answer carries 40 events.
+    assert.ok(res.text.length < 40_000, `answer of ${res.text.length} characters`);
+    const spec = await server.request('GET', '/openapi.json');
+    const schema = (spec.json as { components: { schemas: Record<string, { properties: object }> } })
+      .components.schemas.Notification;
+    assert.ok(schema && 'eventCount' in schema.properties);
   });
 });

@@ -12,6 +12,8 @@ interface Notification {
   readonly createdAt: string;
   readonly sentAt: string | null;
   readonly lastError: string | null;
+  /** Events in all; `events` holds the first 20. */
+  readonly eventCount: number;
   readonly events: readonly { type?: string; mac?: string; device?: { devName?: string } }[];
 }
 
@@ -131,7 +133,7 @@ export function NotificationsPage() {
                           .slice(0, 3)
                           .map((e) => `${e.type ?? '?'}: ${e.device?.devName || e.mac || '?'}`)
                           .join(', ')}
-                        {n.events.length > 3 && ` +${n.events.length - 3} more`}
+                        {n.eventCount > 3 && ` +${n.eventCount - 3} more`}
                       </td>
                       <td class="wide">{n.lastError}</td>
                     </tr>
