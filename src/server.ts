@@ -10,6 +10,7 @@ import notificationsRoutes from './alerts/routes.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import compatRoutes from './compat/routes.js';
+import newerCompatRoutes from './compat/newer-routes.js';
 import { SqliteCompatStore } from './compat/store.js';
 import deviceListRoutes from './devices/list-routes.js';
 import deviceRoutes from './devices/routes.js';
@@ -75,9 +76,12 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(deviceRoutes, { repository: devices, feed });
   await app.register(deviceListRoutes, { repository: devices });
   await app.register(totalsRoutes, { repository: devices });
-  await app.register(eventLogRoutes, { eventLog: new SqliteEventLog(db) });
+  const eventLog = new SqliteEventLog(db);
+  await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
-  await app.register(compatRoutes, { store: new SqliteCompatStore(db), feed, bodyLimit: config.BODY_LIMIT });
+  const compatStore = new SqliteCompatStore(db);
+  await app.register(compatRoutes, { store: compatStore, feed, bodyLimit: config.BODY_LIMIT });
+  await app.register(newerCompatRoutes, { repository: devices, eventLog, store: compatStore });
 
   // Commands and temp files a killed predecessor left behind (normally there are none).
   const leftovers = cleanupOrphans();
