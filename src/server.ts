@@ -20,12 +20,13 @@ import totalsRoutes from './devices/totals-routes.js';
 import consoleRoutes from './http/console.js';
 import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { resolveToken } from './http/auth.js';
-import { buildApp, type App } from './http/app.js';
+import { appVersion, buildApp, type App } from './http/app.js';
 import { cleanupOrphans } from './nettools/orphans.js';
 import { deviceSummaryReader } from './live/device-summary.js';
 import { LiveHub } from './live/hub.js';
 import liveRoutes from './live/routes.js';
 import { Metrics } from './metrics/metrics.js';
+import mcpRoutes from './mcp/routes.js';
 import metricsRoutes, { instrumentRequests } from './metrics/routes.js';
 import nettoolsRoutes from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
@@ -143,6 +144,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
   });
   await app.register(metricsRoutes, { metrics });
+  await app.register(mcpRoutes, { version: appVersion });
   scanner.start();
   alerts.start();
   const retention = new HistoryRetention({

@@ -89,12 +89,17 @@ const RecentQuery = Type.Object(
 );
 
 /** A query-string integer in range, or a 400 naming the parameter. */
-function textInteger(raw: string | undefined, name: string, max: number, fallback: number): number {
+function textInteger(
+  raw: string | undefined,
+  name: 'hours' | 'limit',
+  max: number,
+  fallback: number,
+): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1 || value > max)
     throw new DomainError('invalid', `${name} must be an integer from 1 to ${max}.`, {
-      code: 'INVALID_PARAMETER',
+      code: name === 'hours' ? 'INVALID_HOURS' : 'INVALID_LIMIT',
     });
   return value;
 }
