@@ -115,6 +115,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     config,
     logger,
     feed,
+    totals: () => devices.totals(),
     onNotification: (channel, status) => {
       metrics.recordNotification(channel, status);
     },
