@@ -308,6 +308,17 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
     async () => lastEvents(),
   );
 
+  // NetAlertX: api_device_open_ports (api_server_start.py) answers the ports its scheduled nmap
+  // scans stored. netkeep stores no scan results yet: a clear 404 instead of "open_ports is not a
+  // MAC address" from POST /device/<mac>.
+  app.post('/device/open_ports', { schema: { hide: true } }, async () => {
+    throw new DomainError(
+      'not-found',
+      'netkeep stores no port scan results yet; POST /nettools/nmap scans a target now (see docs/netalertx.md).',
+      { code: 'NOT_OFFERED' },
+    );
+  });
+
   // NetAlertX: front/php/server/query_json.php serves files of its api/ directory; the Glance widget
   // reads `table_devices.json` ({data: [device rows with devStatus]}). netkeep builds that one answer
   // from the store; there is no file and no path: any other name is a 404 and nothing is read.

@@ -340,6 +340,12 @@ describe('NetAlertX 2026 endpoints', () => {
     assert.deepEqual(opened, []);
   });
 
+  test('POST /device/open_ports: a 404 saying why, not a MAC error', async () => {
+    const res = await app.request('POST', '/device/open_ports', { body: { target: '10.0.0.1' } });
+    assert.deepEqual([res.status, res.json.code], [404, 'NOT_OFFERED'], res.text);
+    assert.match(String(res.json.message), /stores no port scan results/);
+  });
+
   test('every new endpoint needs the token', async () => {
     for (const [method, path] of [
       ['POST', '/devices/search'],
