@@ -87,7 +87,10 @@ export function buildTools(document: OpenApiDocument): Tool[] {
     if (Array.isArray(body?.required)) required.push(...(body.required as string[]));
     return {
       name,
-      description: [operation.summary, operation.description].filter(Boolean).join(' '),
+      description: [operation.summary, operation.description]
+        .filter((text): text is string => text !== undefined && text !== '')
+        .map((text) => (/[.!?)]$/.test(text) ? text : `${text}.`))
+        .join(' '),
       inputSchema: { type: 'object', properties, required, additionalProperties: false },
       method,
       path,
