@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import { DomainError } from '../errors.js';
 import type { App } from '../http/app.js';
 import { keyedPages } from '../http/json-stream.js';
-import { ErrorRef, optionalBody } from '../http/schemas.js';
+import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
 import { DeviceListItemSchema, rowToJson } from '../devices/catalogue.js';
 import type { SqliteEventLog } from '../devices/event-log.js';
 import type { DeviceListQuery } from '../devices/list-query.js';
@@ -151,8 +151,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
         ),
         response: {
           200: Type.Object({ success: Type.Literal(true), devices: DeviceListRef }),
-          400: ErrorRef,
-          403: ErrorRef,
+          ...commonErrors,
           404: ErrorRef,
         },
       },
@@ -267,8 +266,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
       'Events of the last `hours` (default 24), newest first, at most `limit` (default 100): {success, hours, count, events}.',
     response: {
       200: Type.Object({ ...EventsAnswer, hours: Type.Integer() }),
-      400: ErrorRef,
-      403: ErrorRef,
+      ...commonErrors,
     },
   };
   // NetAlertX: api_events_default_24h / api_events_recent (api_server_start.py), EventInstance
@@ -289,7 +287,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
   const lastSchema = {
     tags,
     summary: 'The 10 newest events: {success, count, events}.',
-    response: { 200: Type.Object(EventsAnswer), 403: ErrorRef },
+    response: { 200: Type.Object(EventsAnswer), ...commonErrors },
   };
   const lastEvents = () => {
     const events = eventLog.list({}, { offset: 0, limit: lastEventsCount }).items;

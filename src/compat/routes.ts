@@ -11,7 +11,7 @@ import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
 import { jsonArrayStream, keyedPages } from '../http/json-stream.js';
-import { ErrorRef, optionalBody } from '../http/schemas.js';
+import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
 import { fieldsByName, rowToJson, storedFields, type DbValue } from '../devices/catalogue.js';
 import { convertDevice } from '../import/device-values.js';
 import { LocalTimeReader } from '../import/local-time.js';
@@ -194,7 +194,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
   const byStatusSchema = {
     tags,
     summary: 'Devices of a status group as NetAlertX lists them: [{id, title, favorite}].',
-    response: { 200: Type.Array(StatusItemSchema), 400: ErrorRef, 403: ErrorRef },
+    response: { 200: Type.Array(StatusItemSchema), ...commonErrors },
   };
   // Streamed: every device's name (up to 16 KB each) must not be held as one array and string.
   const sendByStatus = (reply: FastifyReply, raw: string | undefined): FastifyReply => {

@@ -10,6 +10,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../http/app.js';
 import { ApiError, errorBody } from '../http/errors.js';
@@ -20,6 +21,11 @@ export interface McpRoutesOptions {
   /** Reported to clients in `initialize`. */
   readonly version: string;
 }
+
+const JsonRpcAnswer = Type.Object(
+  { jsonrpc: Type.Literal('2.0') },
+  { additionalProperties: true, description: 'A JSON-RPC 2.0 message (result or error).' },
+);
 
 /** The request headers a tool call carries over: the caller's credentials and origin. */
 const forwarded = ['authorization', 'cookie', 'origin', 'host'] as const;
@@ -82,7 +88,17 @@ export default async function mcpRoutes(app: App, { version }: McpRoutesOptions)
         tags: ['mcp'],
         summary:
           'Model Context Protocol (Streamable HTTP, JSON-RPC): initialize, tools/list, tools/call of the tools generated from this document (docs/mcp.md).',
-        response: { 403: ErrorRef, 413: ErrorRef, 415: ErrorRef },
+        // The SDK's answers: a JSON-RPC message (200; an error for a bad message: 400, 406 when
+        // Accept lacks a type); 202 and no body for a notification. netkeep's own errors besides.
+        response: {
+          200: JsonRpcAnswer,
+          202: Type.Null({ description: 'A notification was accepted: no body.' }),
+          400: Type.Union([JsonRpcAnswer, ErrorRef]),
+          403: ErrorRef,
+          406: JsonRpcAnswer,
+          413: ErrorRef,
+          415: Type.Union([JsonRpcAnswer, ErrorRef]),
+        },
       },
     },
     async (request, reply) => {

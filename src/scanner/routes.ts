@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
-import { ErrorRef, optionalBody, SuccessMessageSchema } from '../http/schemas.js';
+import { commonErrors, ErrorRef, optionalBody, SuccessMessageSchema } from '../http/schemas.js';
 import { stringEnum } from '../enum-schema.js';
 import { eventStreamRoute, streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
 import type { Scanner } from './scanner.js';
@@ -80,7 +80,7 @@ export default async function scanRoutes(app: App, { scanner, streams }: ScanRou
     tags: ['scanning'],
     summary: 'Start a presence scan cycle and answer at once (GET /nettools/scan shows its outcome).',
     description: '409 when scanning is not configured (SCAN_SUBNETS empty) or a cycle is already running.',
-    response: { 200: SuccessMessageSchema, 400: ErrorRef, 409: ErrorRef, 503: ErrorRef, ...protectedErrors },
+    response: { 200: SuccessMessageSchema, ...commonErrors, 409: ErrorRef, 503: ErrorRef },
   };
   const scanTypes = ['ARPSCAN', 'NMAPDEV'] as const;
   const trigger = () => {
