@@ -261,6 +261,12 @@ describe('NetAlertX 2026 endpoints', () => {
       ['On-line', 'Off-line', 'Down', 'Off-line'],
     );
     assert.equal(rows[1]?.devParentMAC, macs.router);
+    // What Glance's NetAlertX widget reads from each row, with the types its template expects.
+    for (const row of rows)
+      assert.deepEqual(
+        ['devName', 'devLastIP', 'devStatus', 'devIcon', 'devPresentLastScan'].map((k) => typeof row[k]),
+        ['string', 'string', 'string', 'string', 'number'],
+      );
   });
 
   test('query_json.php: any other file is a 404 and nothing is read from disk', async () => {
