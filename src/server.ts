@@ -10,6 +10,7 @@ import notificationsRoutes from './alerts/routes.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import compatRoutes from './compat/routes.js';
+import newerCompatRoutes from './compat/newer-routes.js';
 import { SqliteCompatStore } from './compat/store.js';
 import deviceListRoutes from './devices/list-routes.js';
 import deviceRoutes from './devices/routes.js';
@@ -19,12 +20,13 @@ import totalsRoutes from './devices/totals-routes.js';
 import consoleRoutes from './http/console.js';
 import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { resolveToken } from './http/auth.js';
-import { buildApp, type App } from './http/app.js';
+import { appVersion, buildApp, type App } from './http/app.js';
 import { cleanupOrphans } from './nettools/orphans.js';
 import { deviceSummaryReader } from './live/device-summary.js';
 import { LiveHub } from './live/hub.js';
 import liveRoutes from './live/routes.js';
 import { Metrics } from './metrics/metrics.js';
+import mcpRoutes from './mcp/routes.js';
 import metricsRoutes, { instrumentRequests } from './metrics/routes.js';
 import nettoolsRoutes from './nettools/routes.js';
 import { ToolRunner } from './nettools/runner.js';
@@ -75,9 +77,12 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(deviceRoutes, { repository: devices, feed });
   await app.register(deviceListRoutes, { repository: devices });
   await app.register(totalsRoutes, { repository: devices });
-  await app.register(eventLogRoutes, { eventLog: new SqliteEventLog(db) });
+  const eventLog = new SqliteEventLog(db);
+  await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
-  await app.register(compatRoutes, { store: new SqliteCompatStore(db), feed, bodyLimit: config.BODY_LIMIT });
+  const compatStore = new SqliteCompatStore(db);
+  await app.register(compatRoutes, { store: compatStore, feed, bodyLimit: config.BODY_LIMIT });
+  await app.register(newerCompatRoutes, { repository: devices, eventLog, store: compatStore });
 
   // Commands and temp files a killed predecessor left behind (normally there are none).
   const leftovers = cleanupOrphans();
@@ -110,6 +115,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     config,
     logger,
     feed,
+    totals: () => devices.totals(),
     onNotification: (channel, status) => {
       metrics.recordNotification(channel, status);
     },
@@ -139,6 +145,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
   });
   await app.register(metricsRoutes, { metrics });
+  await app.register(mcpRoutes, { version: appVersion });
   scanner.start();
   alerts.start();
   const retention = new HistoryRetention({

@@ -13,6 +13,7 @@ import type { Config } from '../config.js';
 import { DailyTask } from '../daily-task.js';
 import { DomainError } from '../errors.js';
 import type { ChangeFeed } from '../events.js';
+import type { DeviceTotals } from '../devices/repository.js';
 import type { EventType } from '../scanner/state-machine.js';
 import { appriseChannel } from './channels/apprise.js';
 import { redactedUrl } from './channels/http.js';
@@ -45,6 +46,8 @@ export interface AlertsOptions {
   readonly config: AlertsConfig;
   readonly logger: Logger;
   readonly feed?: ChangeFeed;
+  /** The device counters, for the MQTT count sensors (the device store's totals). */
+  readonly totals?: () => DeviceTotals;
   /**
    * Counts each notification's outcome per channel (metrics): `sent` or `failed` when delivery
    * ends, `retry` per failed attempt that will be retried, `skipped` when a cycle records one.
@@ -87,6 +90,7 @@ export class Alerts {
         feed: options.feed,
         logger: logger.child({ component: 'mqtt' }),
         timeoutMs: config.NOTIFY_TIMEOUT_MS,
+        totals: options.totals,
       });
       channels.push(this.mqtt.channel);
     }

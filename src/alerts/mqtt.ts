@@ -10,6 +10,12 @@
  * - `P/device/m/state`: retained `home` / `not_home`, at connect for every device and after each
  *   cycle for devices whose presence changed; `P/device/m/attributes`: retained
  *   `{ip, vendor, last_seen, status}` alongside.
+ * - `D/sensor/netkeep_<counter>/config`: retained discovery config of the count sensors (all,
+ *   online, down, new, archived, favorites), published with the device configs; `P/sensor/netkeep/
+ *   state`: retained `{all, online, down, new, archived, favorites}` at connect, after each scan
+ *   cycle and after API writes (coalesced). NetAlertX's MQTT plugin publishes its counts the same
+ *   way (front/plugins/_publisher_mqtt/mqtt.py: one sensor per counter, one JSON state topic, each
+ *   sensor's value_template picking its counter).
  * - `P/event`: each notified event (the outbox delivery of this channel), QoS 1, not retained;
  *   the delivery is confirmed when every event got its PUBACK.
  * - `P/test`: the test delivery of POST /notifications/test.
@@ -21,7 +27,8 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Database, Statement } from 'better-sqlite3';
 import { connect, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
-import { deviceStatus } from '../devices/status.js';
+import type { DeviceTotals } from '../devices/repository.js';
+import { deviceStatus, type DeviceGroup } from '../devices/status.js';
 import type { ChangeFeed } from '../events.js';
 import { fromDbTime } from '../time.js';
 import { redactedUrl } from './channels/http.js';
@@ -39,7 +46,19 @@ export interface MqttOptions {
   readonly timeoutMs: number;
   /** Wait between reconnection attempts. Default 5000 ms. */
   readonly reconnectMs?: number;
+  /** The device counters (the device store's totals, as GET /devices/totals reads them). */
+  readonly totals?: () => DeviceTotals;
 }
+
+/** The Home Assistant count sensors: each counter, the totals group it shows, its icon. */
+export const countSensors: readonly { counter: string; group: DeviceGroup; icon: string }[] = [
+  { counter: 'all', group: 'my', icon: 'wifi' },
+  { counter: 'online', group: 'connected', icon: 'wifi-check' },
+  { counter: 'down', group: 'down', icon: 'wifi-cancel' },
+  { counter: 'new', group: 'new', icon: 'wifi-plus' },
+  { counter: 'archived', group: 'archived', icon: 'wifi-lock' },
+  { counter: 'favorites', group: 'favorites', icon: 'star' },
+];
 
 interface TrackedDeviceRow {
   devMac: string;
@@ -60,6 +79,8 @@ export interface Topics {
   config(mac: string): string;
   state(mac: string): string;
   attributes(mac: string): string;
+  countConfig(counter: string): string;
+  readonly countState: string;
 }
 
 /** The MAC's 12 hex digits, lowercase. */
@@ -76,7 +97,31 @@ export function topics(topicPrefix: string, discoveryPrefix: string): Topics {
     config: (mac) => `${discoveryPrefix}/device_tracker/netkeep_${mac12(mac)}/config`,
     state: (mac) => `${topicPrefix}/device/${mac12(mac)}/state`,
     attributes: (mac) => `${topicPrefix}/device/${mac12(mac)}/attributes`,
+    countConfig: (counter) => `${discoveryPrefix}/sensor/netkeep_${counter}/config`,
+    countState: `${topicPrefix}/sensor/netkeep/state`,
   };
+}
+
+/** The Home Assistant discovery config of a count sensor (one device, "netkeep", holds them all). */
+export function countSensorConfig(
+  sensor: { readonly counter: string; readonly icon: string },
+  t: Topics,
+): Record<string, unknown> {
+  return {
+    name: sensor.counter,
+    unique_id: `netkeep_sensor_${sensor.counter}`,
+    state_topic: t.countState,
+    value_template: `{{ value_json.${sensor.counter} }}`,
+    state_class: 'measurement',
+    icon: `mdi:${sensor.icon}`,
+    availability_topic: t.status,
+    device: { identifiers: ['netkeep_sensor'], manufacturer: 'netkeep', name: 'netkeep' },
+  };
+}
+
+/** The count sensors' state: every counter by name. */
+export function countState(totals: DeviceTotals): Record<string, number> {
+  return Object.fromEntries(countSensors.map(({ counter, group }) => [counter, totals[group]]));
 }
 
 /** The Home Assistant discovery config of a device_tracker. */
@@ -131,6 +176,7 @@ export class MqttBridge {
   /** Devices whose config went out on this connection. */
   private readonly configured = new Set<string>();
   private stopped = false;
+  private countsPending = false;
 
   constructor(private readonly options: MqttOptions) {
     this.topics = topics(options.topicPrefix, options.discoveryPrefix);
@@ -164,7 +210,10 @@ export class MqttBridge {
       );
     });
     this.client.on('message', (topic, payload) => {
-      if (topic === this.topics.discoveryStatus && payload.toString() === 'online') this.republish();
+      if (topic === this.topics.discoveryStatus && payload.toString() === 'online') {
+        this.publishCounts();
+        this.republish();
+      }
     });
   }
 
@@ -176,10 +225,12 @@ export class MqttBridge {
           for (const p of applied.presence) this.changed.add(p.mac);
           for (const e of applied.events) if (e.type === 'IP Changed') this.changed.add(e.mac);
           this.publishChanged();
+          this.publishCounts();
         }),
         feed.subscribe('device', ({ mac, change }) => {
           if (change === 'deleted') this.clearDevice(mac);
           else this.publishDevice(mac);
+          this.countsSoon();
         }),
       );
     }
@@ -202,10 +253,37 @@ export class MqttBridge {
   private onConnect(): void {
     this.configured.clear();
     this.publish(this.topics.status, 'online');
+    this.publishCounts();
     this.client.subscribe(this.topics.discoveryStatus, { qos: 1 }, (err) => {
       if (err) this.options.logger.warn({ event: 'mqtt-error', error: err.message }, 'MQTT subscribe failed');
     });
     this.republish();
+  }
+
+  /**
+   * The count sensors' configs and state. The configs go out with every state: a handful of small
+   * retained messages, so that a broker that lost them (restarted without persistence) has them
+   * again after the next cycle.
+   */
+  private publishCounts(): void {
+    const totals = this.options.totals;
+    if (totals === undefined || !this.client.connected) return;
+    for (const sensor of countSensors)
+      this.publish(
+        this.topics.countConfig(sensor.counter),
+        JSON.stringify(countSensorConfig(sensor, this.topics)),
+      );
+    this.publish(this.topics.countState, JSON.stringify(countState(totals())));
+  }
+
+  /** The counts after API writes, once for all the writes of this turn of the event loop. */
+  private countsSoon(): void {
+    if (this.countsPending) return;
+    this.countsPending = true;
+    setImmediate(() => {
+      this.countsPending = false;
+      if (!this.stopped) this.publishCounts();
+    });
   }
 
   /** Config, state and attributes of every device that is not archived (one run at a time). */

@@ -11,18 +11,18 @@ import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
 import { jsonArrayStream, keyedPages } from '../http/json-stream.js';
-import { ErrorRef } from '../http/schemas.js';
+import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
 import { fieldsByName, rowToJson, storedFields, type DbValue } from '../devices/catalogue.js';
 import { convertDevice } from '../import/device-values.js';
 import { LocalTimeReader } from '../import/local-time.js';
-import { deviceGroups, type DeviceGroup } from '../devices/status.js';
+import { deviceGroups, presenceGroups } from '../devices/status.js';
 import { periodNames } from '../devices/params.js';
 import { periodStart, type Period } from '../time.js';
 import { stringEnum } from '../enum-schema.js';
 import { macPattern, normalizeMac } from '../validation.js';
 import { csvLine, parseCsv, unguard } from './csv.js';
 import { extractMultipartFile } from './multipart.js';
-import type { CompatStore, EventCursor, ImportedDevice } from './store.js';
+import type { ByStatusGroup, CompatStore, EventCursor, ImportedDevice } from './store.js';
 
 export interface CompatRoutesOptions {
   readonly store: CompatStore;
@@ -41,7 +41,8 @@ const pageSize = 500;
 const devicePageSize = 16;
 const storedNames = storedFields.map((f) => f.name);
 
-const byStatusValues = [...deviceGroups, 'all'] as const;
+// NetAlertX 2026 added online/offline (server/api_server/api_server_start.py, docs/API_DEVICES.md).
+const byStatusValues = [...deviceGroups, ...presenceGroups, 'all'] as const;
 /** NetAlertX's clients send '100 years' for "all time". */
 const sessionPeriods = [...periodNames, '100 years'];
 const exportFormats = ['csv', 'json'] as const;
@@ -73,9 +74,9 @@ function badRequest(message: string, code: string): ApiError {
   return ApiError.badRequest(message, code);
 }
 
-function parseGroup(raw: string | undefined): DeviceGroup | undefined {
+function parseGroup(raw: string | undefined): ByStatusGroup | undefined {
   if (raw === undefined || raw === 'all') return undefined;
-  if ((deviceGroups as readonly string[]).includes(raw)) return raw as DeviceGroup;
+  if ((byStatusValues as readonly string[]).includes(raw)) return raw as ByStatusGroup;
   throw badRequest(`status must be one of: ${byStatusValues.join(', ')}.`, 'INVALID_STATUS');
 }
 
@@ -184,33 +185,48 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     },
   );
 
+  const statusParam = Type.Optional(
+    stringEnum(
+      byStatusValues,
+      `${byStatusValues.join(', ')} (default all; my = not archived; online/offline = not archived, present/absent in the last scan).`,
+    ),
+  );
+  const byStatusSchema = {
+    tags,
+    summary: 'Devices of a status group as NetAlertX lists them: [{id, title, favorite}].',
+    response: { 200: Type.Array(StatusItemSchema), ...commonErrors },
+  };
+  // Streamed: every device's name (up to 16 KB each) must not be held as one array and string.
+  const sendByStatus = (reply: FastifyReply, raw: string | undefined): FastifyReply => {
+    const group = parseGroup(raw);
+    const items = keyedPages(
+      (after, size) => store.byStatusAfter(group, after, size),
+      (item) => item.id,
+      devicePageSize,
+    );
+    return reply.type('application/json; charset=utf-8').send(jsonArrayStream(items));
+  };
   app.get(
     '/devices/by-status',
     {
       schema: {
-        tags,
-        summary: 'Devices of a status group as NetAlertX lists them: [{id, title, favorite}].',
-        querystring: Type.Object(
-          {
-            status: Type.Optional(
-              stringEnum(byStatusValues, `${byStatusValues.join(', ')} (default all; my = not archived).`),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 200: Type.Array(StatusItemSchema), 400: ErrorRef, 403: ErrorRef },
+        ...byStatusSchema,
+        querystring: Type.Object({ status: statusParam }, { additionalProperties: false }),
       },
     },
-    async (request, reply) => {
-      const group = parseGroup(request.query.status);
-      // Streamed: every device's name (up to 16 KB each) must not be held as one array and string.
-      const items = keyedPages(
-        (after, size) => store.byStatusAfter(group, after, size),
-        (item) => item.id,
-        devicePageSize,
-      );
-      return reply.type('application/json; charset=utf-8').send(jsonArrayStream(items));
+    async (request, reply) => sendByStatus(reply, request.query.status),
+  );
+  // NetAlertX's POST form (its MCP tool list_devices): the status in a JSON body, optional.
+  app.post(
+    '/devices/by-status',
+    {
+      schema: {
+        ...byStatusSchema,
+        body: Type.Object({ status: statusParam }, { additionalProperties: false }),
+      },
+      preValidation: optionalBody,
     },
+    async (request, reply) => sendByStatus(reply, request.body.status),
   );
 
   /** The export as a stream of CSV lines or JSON text, read a page of devices at a time. */

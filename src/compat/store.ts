@@ -9,7 +9,18 @@ import { eventColumns, eventToJson, type EventJson, type EventRow } from '../dev
 import type { DeviceChanges } from '../devices/repository.js';
 import { newDeviceRow } from '../devices/sqlite-repository.js';
 import { deviceSql } from '../devices/sqlite-sql.js';
-import { deviceGroupSql, deviceGroups, deviceTotalsSql, type DeviceGroup } from '../devices/status.js';
+import {
+  deviceGroupSql,
+  deviceGroups,
+  deviceTotalsSql,
+  presenceGroups,
+  presenceGroupSql,
+  type DeviceGroup,
+  type PresenceGroup,
+} from '../devices/status.js';
+
+/** What NetAlertX's by-status lists: a counter group or a presence group (undefined: every device). */
+export type ByStatusGroup = DeviceGroup | PresenceGroup;
 
 export interface StatusItem {
   readonly id: string;
@@ -39,7 +50,7 @@ export interface ImportedDevice {
 
 export interface CompatStore {
   /** Up to `limit` devices of a status group (all when undefined) with devMac after `afterMac`, in MAC order. */
-  byStatusAfter(group: DeviceGroup | undefined, afterMac: string, limit: number): StatusItem[];
+  byStatusAfter(group: ByStatusGroup | undefined, afterMac: string, limit: number): StatusItem[];
   /** Up to `limit` stored rows with devMac after `afterMac`, in MAC order. */
   devicesAfter(afterMac: string, limit: number): DeviceRow[];
   /** Up to `limit` events, newest first, after `cursor`; of one MAC or of all. */
@@ -62,9 +73,9 @@ const eventOrder = 'ORDER BY eve_DateTime DESC, eve_EventType DESC, rowid DESC';
 const eventAfter = '(eve_DateTime, eve_EventType, rowid) < (@time, @type, @rowid)';
 
 export const compatSql = {
-  byStatusAfter: (group: DeviceGroup | undefined) =>
+  byStatusAfter: (group: ByStatusGroup | undefined) =>
     `SELECT devMac AS id, devName AS title, devFavorite AS favorite FROM Devices
-     WHERE devMac > ? ${group === undefined ? '' : `AND (${deviceGroupSql(group)})`} ORDER BY devMac LIMIT ?`,
+     WHERE devMac > ? ${group === undefined ? '' : `AND (${byStatusSql(group)})`} ORDER BY devMac LIMIT ?`,
   devicesAfter: `SELECT ${columnList} FROM Devices WHERE devMac > ? ORDER BY devMac LIMIT ?`,
   eventsOfMac: `${eventSelect} WHERE eve_MAC = @mac AND ${eventAfter} ${eventOrder} LIMIT @limit`,
   eventsOfAll: `${eventSelect} WHERE ${eventAfter} ${eventOrder} LIMIT @limit`,
@@ -80,6 +91,12 @@ export const compatSql = {
       (SELECT COUNT(*) FROM Events WHERE eve_DateTime >= @start AND eve_EventType = 'New Device'),
       (SELECT COUNT(*) FROM Events WHERE eve_DateTime >= @start AND eve_EventType = 'Device Down')`,
 };
+
+function byStatusSql(group: ByStatusGroup): string {
+  return (presenceGroups as readonly string[]).includes(group)
+    ? presenceGroupSql(group as PresenceGroup)
+    : deviceGroupSql(group as DeviceGroup);
+}
 
 /** Sorts after every stored value: the start of a newest-first walk. */
 const topCursor: EventCursor = { time: '\uffff', type: '\uffff', rowid: Number.MAX_SAFE_INTEGER };
@@ -107,7 +124,7 @@ export class SqliteCompatStore implements CompatStore {
 
   constructor(private readonly db: Database) {
     this.byStatusStmts = new Map(
-      [undefined, ...deviceGroups].map((group) => [
+      [undefined, ...deviceGroups, ...presenceGroups].map((group) => [
         group ?? '',
         db.prepare<[string, number], StatusItem>(compatSql.byStatusAfter(group)),
       ]),
@@ -141,7 +158,7 @@ export class SqliteCompatStore implements CompatStore {
     });
   }
 
-  byStatusAfter(group: DeviceGroup | undefined, afterMac: string, limit: number): StatusItem[] {
+  byStatusAfter(group: ByStatusGroup | undefined, afterMac: string, limit: number): StatusItem[] {
     const statement = this.byStatusStmts.get(group ?? '');
     if (statement === undefined) throw new RangeError(`unknown group '${String(group)}'`);
     return statement.all(afterMac, limit);

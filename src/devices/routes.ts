@@ -8,7 +8,13 @@ import { Type } from '@sinclair/typebox';
 import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { DomainError } from '../errors.js';
-import { commonErrors, ErrorRef, SuccessMessageSchema, SuccessSchema } from '../http/schemas.js';
+import {
+  commonErrors,
+  ErrorRef,
+  optionalBody,
+  SuccessMessageSchema,
+  SuccessSchema,
+} from '../http/schemas.js';
 import { macPattern } from '../validation.js';
 import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
 import { columnWrite, deviceWrite } from './input.js';
@@ -194,10 +200,7 @@ export default async function deviceRoutes(
         body: ResetPropsBody,
         response: { 200: SuccessSchema, ...deviceErrors },
       },
-      // The body is optional: no body validates as an empty object; anything but an object is a 400.
-      preValidation: async (request) => {
-        if ((request.body as unknown) === undefined) request.body = {};
-      },
+      preValidation: optionalBody,
     },
     async (request) => {
       const mac = pathMac(request.params.mac);
@@ -225,6 +228,34 @@ export default async function deviceRoutes(
       if (!(await repository.write(() => repository.copy(from, to)))) throw notFound(from);
       changed(to, 'updated');
       return { success: true as const, message: `Device copied from ${from} to ${to}` };
+    },
+  );
+
+  // NetAlertX: api_device_set_alias (server/api_server/api_server_start.py) and
+  // SetDeviceAliasRequest (openapi/schemas.py): sets devName. It goes through the same write as
+  // POST /device/<mac> {devName}, so it is a user's edit of the name like any other API write.
+  app.post(
+    '/device/:mac/set-alias',
+    {
+      schema: {
+        tags,
+        summary: "Set a device's name (devName), as NetAlertX's set-alias does.",
+        params: MacParams,
+        body: Type.Object(
+          {
+            alias: Type.String({ minLength: 1, maxLength: 128, description: 'The new devName.' }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: SuccessMessageSchema, ...deviceErrors },
+      },
+    },
+    async (request) => {
+      const mac = pathMac(request.params.mac);
+      const { changes } = deviceWrite({ devName: request.body.alias }, mac);
+      if (!(await repository.write(() => repository.update(mac, changes)))) throw notFound(mac);
+      changed(mac, 'updated');
+      return { success: true as const, message: `Alias of ${mac} set` };
     },
   );
 

@@ -91,3 +91,17 @@ export function deviceGroupSql(group: DeviceGroup): string {
 export const deviceTotalsSql = `SELECT ${deviceGroups
   .map((group) => `COUNT(*) FILTER (WHERE ${deviceGroupSql(group)}) AS "${group}"`)
   .join(', ')} FROM Devices`;
+
+/**
+ * NetAlertX's 2026 by-status names for presence, among devices that are not archived: `online`
+ * (present in the last scan, the `connected` group) and `offline` (absent from it, down or not).
+ */
+export const presenceGroups = ['online', 'offline'] as const;
+export type PresenceGroup = (typeof presenceGroups)[number];
+
+/** The SQL predicate of a presence group. Built from constants only. */
+export function presenceGroupSql(group: PresenceGroup): string {
+  return group === 'online'
+    ? deviceGroupSql('connected')
+    : `(devIsArchived IS NOT 1 AND NOT (${deviceStatusSql('On-line')}))`;
+}

@@ -53,6 +53,9 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
+/** The version the OpenAPI document and the MCP server report. */
+export const appVersion = '0.1.0';
+
 const probedMethods: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export async function buildApp(options: AppOptions): Promise<App> {
@@ -160,7 +163,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       openapi: '3.0.3',
       info: {
         title: 'netkeep',
-        version: '0.1.0',
+        version: appVersion,
         description: 'Network tools and a device inventory for home and small-office networks.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },

@@ -25,3 +25,11 @@ export const SuccessMessageSchema = Type.Object({ success: Type.Literal(true), m
 
 /** The error statuses every protected route can answer, for OpenAPI. */
 export const commonErrors = { 400: ErrorRef, 403: ErrorRef, 413: ErrorRef, 415: ErrorRef } as const;
+
+/**
+ * `preValidation` of a route whose JSON body is optional: no body validates as an empty object;
+ * anything sent that is not an object is still a 400.
+ */
+export async function optionalBody(request: { body: unknown }): Promise<void> {
+  if (request.body === undefined) request.body = {};
+}

@@ -19,6 +19,7 @@ import {
   macPattern,
   scanTargetPattern,
 } from '../validation.js';
+import { hostInterfaces, InterfaceSchema } from './interfaces.js';
 import { internetInfo } from './internetinfo.js';
 import { NmapHostSchema } from './nmap-xml.js';
 import { nmap, nmapArgs, nmapModes, type NmapOptions } from './nmap.js';
@@ -301,5 +302,24 @@ export default async function nettoolsRoutes(
         { url: config.INTERNETINFO_URL, timeoutMs: config.INTERNETINFO_TIMEOUT_MS },
         disconnectSignal(reply.raw),
       ),
+  );
+
+  app.get(
+    '/nettools/interfaces',
+    {
+      schema: {
+        tags,
+        summary:
+          "The host's network interfaces and their addresses (read-only): {success, interfaces: {name: {...}}}.",
+        response: {
+          200: Type.Object({
+            success: Type.Literal(true),
+            interfaces: Type.Record(Type.String(), InterfaceSchema),
+          }),
+          403: ErrorRef,
+        },
+      },
+    },
+    async () => ({ success: true as const, interfaces: hostInterfaces() }),
   );
 }

@@ -4,7 +4,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
-import { ErrorRef } from '../http/schemas.js';
+import { commonErrors, ErrorRef, optionalBody, SuccessMessageSchema } from '../http/schemas.js';
+import { stringEnum } from '../enum-schema.js';
 import { eventStreamRoute, streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
 import type { Scanner } from './scanner.js';
 import { CycleSummarySchema } from './summary.js';
@@ -69,5 +70,40 @@ export default async function scanRoutes(app: App, { scanner, streams }: ScanRou
       if (!wantsEventStream(request)) return cycle();
       return streamWork(request, reply, streams, (progress) => cycle(progress));
     },
+  );
+
+  // NetAlertX: api_trigger_scan (server/api_server/api_server_start.py), TriggerScanRequest
+  // (openapi/schemas.py): queue a scan and answer at once. NetAlertX offers GET on its REST path
+  // and POST on its MCP path; both are here. `type` names NetAlertX's scan plugin; netkeep has one
+  // presence scan (SCAN_TOOL) and accepts the names that mean it.
+  const triggerSchema = {
+    tags: ['scanning'],
+    summary: 'Start a presence scan cycle and answer at once (GET /nettools/scan shows its outcome).',
+    description: '409 when scanning is not configured (SCAN_SUBNETS empty) or a cycle is already running.',
+    response: { 200: SuccessMessageSchema, ...commonErrors, 409: ErrorRef, 503: ErrorRef },
+  };
+  const scanTypes = ['ARPSCAN', 'NMAPDEV'] as const;
+  const trigger = () => {
+    scanner.trigger();
+    return { success: true as const, message: 'Scan cycle started.' };
+  };
+  app.get('/nettools/trigger-scan', { schema: triggerSchema }, async () => trigger());
+  app.post(
+    '/nettools/trigger-scan',
+    {
+      schema: {
+        ...triggerSchema,
+        body: Type.Object(
+          {
+            type: Type.Optional(
+              stringEnum(scanTypes, "NetAlertX scan type; both run netkeep's presence scan (SCAN_TOOL)."),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      preValidation: optionalBody,
+    },
+    async () => trigger(),
   );
 }

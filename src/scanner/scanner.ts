@@ -144,6 +144,23 @@ export class Scanner {
     return summary;
   }
 
+  /**
+   * Starts a cycle and returns at once (NetAlertX's trigger-scan): the same checks as `runNow`
+   * (`conflict` when scanning is off or a cycle runs); the cycle's outcome is logged, as a scheduled
+   * cycle's is, and shows in `status().lastCycle`.
+   */
+  trigger(): void {
+    if (!this.enabled)
+      throw new DomainError(
+        'conflict',
+        'Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).',
+        { code: 'SCAN_NOT_CONFIGURED' },
+      );
+    this.startCycle().catch(() => {
+      // A failed cycle is logged by cycle() and kept in lastCycle; nobody waits for this one.
+    });
+  }
+
   /** Graceful shutdown: no new cycles, the running discovery aborted, waits for it to settle. */
   async stop(): Promise<void> {
     this.stopped = true;

@@ -92,11 +92,23 @@ describe('NetAlertX endpoints', () => {
     assert.deepEqual(await ids('new'), [macs.fresh]);
     assert.deepEqual(await ids('down'), [macs.down]);
     assert.deepEqual(await ids('archived'), [macs.archived]);
+    // NetAlertX 2026's presence names: not archived, present / absent in the last scan.
+    assert.deepEqual(await ids('online'), [macs.online, macs.favourite]);
+    assert.deepEqual(await ids('offline'), [macs.fresh, macs.down, macs.offline]);
+    const posted = async (body?: Json): Promise<string[]> => {
+      const res = await server.request('POST', '/devices/by-status', body === undefined ? {} : { body });
+      assert.equal(res.status, 200, res.text);
+      return (res.body as Json[]).map((item) => String(item.id));
+    };
+    assert.deepEqual(await posted({ status: 'offline' }), await ids('offline'));
+    assert.deepEqual(await posted(), Object.values(macs).sort());
+    const badPost = await server.request('POST', '/devices/by-status', { body: { status: 'On-line' } });
+    assert.deepEqual([badPost.status, badPost.json.code], [400, 'INVALID_STATUS'], badPost.text);
     const bad = await server.request('GET', '/devices/by-status?status=On-line');
     assert.equal(bad.status, 400);
     assert.match(
       String(bad.json.message),
-      /status must be one of: my, connected, favorites, new, down, archived, all/,
+      /status must be one of: my, connected, favorites, new, down, archived, online, offline, all/,
     );
   });
 

@@ -12,7 +12,7 @@ import { editableFields } from '../../src/devices/catalogue.js';
 import { eventTypes } from '../../src/devices/history.js';
 import { deviceListStatuses, sortColumns } from '../../src/devices/list-query.js';
 import { periodNames } from '../../src/devices/params.js';
-import { deviceGroups } from '../../src/devices/status.js';
+import { deviceGroups, presenceGroups } from '../../src/devices/status.js';
 import { nmapModes } from '../../src/nettools/nmap.js';
 import { acceptedTimePattern } from '../../src/time.js';
 import {
@@ -46,6 +46,7 @@ interface Operation {
 const freeParameters: Readonly<Record<string, string>> = {
   'GET /devices q': 'free text searched in name, MAC, IP, vendor and owner',
   'GET /php/server/devices.php action': "any other action is NetAlertX's 404 NOT_OFFERED, not a 400",
+  'GET /php/server/query_json.php file': "any other file is NetAlertX's 404 NOT_OFFERED, not a 400",
 };
 
 /** The rule a schema carries: its pattern or enum, also inside a nullable union. */
@@ -122,7 +123,7 @@ describe('OpenAPI rules', () => {
         'GET /devices/by-status',
         'status',
         parameter('GET /devices/by-status', 'status'),
-        [...deviceGroups, 'all'],
+        [...deviceGroups, ...presenceGroups, 'all'],
       ],
       ['GET /notifications', 'status', parameter('GET /notifications', 'status'), notificationStatuses],
       ['GET /devices/export', 'format', parameter('GET /devices/export', 'format'), ['csv', 'json']],
@@ -182,7 +183,7 @@ describe('OpenAPI rules', () => {
   test("a value outside a published rule is the 400 of the field's own validator", async () => {
     const cases: [string, string, RegExp][] = [
       ['/events?mac=nope', 'INVALID_MAC', /^mac is not a MAC address \(aa:bb/],
-      ['/devices/by-status?status=online', 'INVALID_STATUS', /^status must be one of: my, connected/],
+      ['/devices/by-status?status=On-line', 'INVALID_STATUS', /^status must be one of: my, connected/],
       ['/sessions/totals?period=2%20days', 'INVALID_PERIOD', /^period must be one of: 1 day, .*100 years\.$/],
       ['/notifications?status=done', 'INVALID_NOTIFICATION_STATUS', /^status must be one of: pending, sent/],
       ['/devices/export?format=xml', 'INVALID_FORMAT', /^format must be one of: csv, json\.$/],
@@ -212,6 +213,8 @@ describe('OpenAPI rules', () => {
     for (const path of [
       '/events?mac=AA-BB-CC-DD-EE-FF',
       '/devices/by-status?status=all',
+      '/devices/by-status?status=online',
+      '/devices/by-status?status=offline',
       '/sessions/totals?period=100%20years',
       '/notifications?status=sent',
       '/history/events?type=%20Connected%20,Device%20Down&since=2026-01-01&until=2026-01-31T10:00:00Z',

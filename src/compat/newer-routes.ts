@@ -1,0 +1,364 @@
+/**
+ * NetAlertX's 2026 REST additions that dashboards and AI assistants call: device search, the latest
+ * and the favourite devices, the network topology, recent and last events, and the Glance widget's
+ * `query_json.php?file=table_devices.json`. Shapes are NetAlertX's (the file each route matched is
+ * named in its schema); every route is thin: it reads through the device repository, the event log
+ * or the compat store, the same modules as GET /devices, the console's event log and the export.
+ */
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import { DomainError } from '../errors.js';
+import type { App } from '../http/app.js';
+import { keyedPages } from '../http/json-stream.js';
+import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
+import { DeviceListItemSchema, rowToJson } from '../devices/catalogue.js';
+import type { SqliteEventLog } from '../devices/event-log.js';
+import type { DeviceListQuery } from '../devices/list-query.js';
+import type { DeviceListItem, DeviceRepository } from '../devices/repository.js';
+import { deviceStatus } from '../devices/status.js';
+import { dbTime } from '../time.js';
+import { integerTextPattern, normalizeMac } from '../validation.js';
+import type { CompatStore } from './store.js';
+
+export interface NewerRoutesOptions {
+  readonly repository: DeviceRepository;
+  readonly eventLog: SqliteEventLog;
+  readonly store: CompatStore;
+}
+
+const tags = ['netalertx'];
+/** NetAlertX's DeviceSearchRequest bounds (server/api_server/openapi/schemas.py). */
+const maxQueryLength = 256;
+const maxSearchResults = 500;
+const defaultSearchResults = 50;
+/** NetAlertX's RecentEventsRequest bounds (same file). */
+const maxHours = 720;
+const maxRecentEvents = 1000;
+const defaultRecentEvents = 100;
+const lastEventsCount = 10;
+/** Devices read per page of the topology and the device table (rows may hold ~330 KB of text). */
+const pageSize = 16;
+/** The one file `query_json.php` serves (NetAlertX's api/table_devices.json). */
+const deviceTableFile = 'table_devices.json';
+
+const DeviceListRef = Type.Array(Type.Ref('DeviceListItem'));
+
+const noDevices = (): DomainError =>
+  new DomainError('not-found', 'No devices found.', { code: 'NO_DEVICES_FOUND' });
+
+const EventsAnswer = {
+  success: Type.Literal(true),
+  count: Type.Integer({ description: 'Events in this answer.' }),
+  events: Type.Array(
+    Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description: 'An Events row (eve_* columns, ISO times) with devName, as GET /events lists them.',
+      },
+    ),
+  ),
+};
+
+const RecentBody = Type.Object(
+  {
+    hours: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: maxHours, description: 'Hours to look back (default 24).' }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: maxRecentEvents,
+        description: `Most events returned, newest first (default ${defaultRecentEvents}).`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const RecentQuery = Type.Object(
+  {
+    hours: Type.Optional(
+      Type.String({ pattern: integerTextPattern, description: `1 to ${maxHours} (default 24).` }),
+    ),
+    limit: Type.Optional(
+      Type.String({ pattern: integerTextPattern, description: `1 to ${maxRecentEvents} (default 100).` }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** A query-string integer in range, or a 400 naming the parameter. */
+function textInteger(
+  raw: string | undefined,
+  name: 'hours' | 'limit',
+  max: number,
+  fallback: number,
+): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw new DomainError('invalid', `${name} must be an integer from 1 to ${max}.`, {
+      code: name === 'hours' ? 'INVALID_HOURS' : 'INVALID_LIMIT',
+    });
+  return value;
+}
+
+/** Every item of a device list, read a batch at a time. */
+function allOf(repository: DeviceRepository, query: DeviceListQuery, limit: number): DeviceListItem[] {
+  const items: DeviceListItem[] = [];
+  while (items.length < limit) {
+    const page = repository.listDevices(query, {
+      offset: items.length,
+      limit: Math.min(pageSize * 32, limit - items.length),
+    });
+    items.push(...page.items);
+    if (page.items.length === 0 || items.length >= page.total) break;
+  }
+  return items;
+}
+
+export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptions): Promise<void> {
+  const { repository, eventLog, store } = opts;
+  app.addSchema(DeviceListItemSchema);
+
+  // NetAlertX: server/api_server/api_server_start.py (api_devices_search) and DeviceInstance.search
+  // in server/models/device_instance.py: a MAC answers that device, otherwise a substring of MAC,
+  // name or IP; nothing found is a 404.
+  app.post(
+    '/devices/search',
+    {
+      schema: {
+        tags,
+        summary:
+          'Devices whose MAC, name, IP, vendor or owner contains the query (a whole MAC in any form: that device): {success, devices}. 404 when none.',
+        body: Type.Object(
+          {
+            query: Type.String({
+              minLength: 1,
+              maxLength: maxQueryLength,
+              description: 'MAC (any form), or part of a name, IP, vendor or owner.',
+            }),
+            limit: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: maxSearchResults,
+                description: `Most devices returned, in MAC order (default ${defaultSearchResults}).`,
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({ success: Type.Literal(true), devices: DeviceListRef }),
+          ...commonErrors,
+          404: ErrorRef,
+        },
+      },
+    },
+    async (request) => {
+      const text = request.body.query.trim();
+      if (text === '')
+        throw new DomainError('invalid', 'query must not be blank.', { code: 'INVALID_SEARCH' });
+      const q = normalizeMac(text) ?? text;
+      const devices = allOf(repository, { q }, request.body.limit ?? defaultSearchResults);
+      if (devices.length === 0) throw noDevices();
+      return { success: true as const, devices };
+    },
+  );
+
+  // NetAlertX: api_devices_latest (api_server_start.py), DeviceInstance.getLatest: the device first
+  // seen last, as a one-item array; 404 when there are no devices.
+  app.get(
+    '/devices/latest',
+    {
+      schema: {
+        tags,
+        summary: 'The device first seen most recently (latest devFirstConnection), as a one-item array.',
+        response: { 200: DeviceListRef, 403: ErrorRef, 404: ErrorRef },
+      },
+    },
+    async () => {
+      const page = repository.listDevices(
+        { sort: 'devFirstConnection', order: 'desc' },
+        { offset: 0, limit: 1 },
+      );
+      if (page.items.length === 0) throw noDevices();
+      return page.items;
+    },
+  );
+
+  // NetAlertX: api_devices_favorite (api_server_start.py), DeviceInstance.getFavorite. NetAlertX
+  // nests the list in a second array, which its own response schema (DeviceListResponse) does not
+  // describe; netkeep answers the flat array its schema describes.
+  app.get(
+    '/devices/favorite',
+    {
+      schema: {
+        tags,
+        summary: 'Favourite devices that are not archived (the favorites counter group), in MAC order.',
+        response: { 200: DeviceListRef, 403: ErrorRef, 404: ErrorRef },
+      },
+    },
+    async () => {
+      const devices = allOf(repository, { status: 'favorites' }, Number.MAX_SAFE_INTEGER);
+      if (devices.length === 0) throw noDevices();
+      return devices;
+    },
+  );
+
+  // NetAlertX: api_devices_network_topology (api_server_start.py), DeviceInstance.getNetworkTopology
+  // and NetworkTopologyResponse (openapi/schemas.py): a node per device, a link per devParentMAC.
+  app.get(
+    '/devices/network/topology',
+    {
+      schema: {
+        tags,
+        summary:
+          'The network tree: {success, nodes: [{id, name, vendor}], links: [{source, target, port}]}, a link from each devParentMAC to its child.',
+        response: {
+          200: Type.Object({
+            success: Type.Literal(true),
+            nodes: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), vendor: Type.String() })),
+            links: Type.Array(
+              Type.Object({
+                source: Type.String({ description: 'devParentMAC.' }),
+                target: Type.String({ description: 'devMac of the child.' }),
+                port: Type.Union([Type.Integer(), Type.Null()], { description: 'devParentPort.' }),
+              }),
+            ),
+          }),
+          403: ErrorRef,
+        },
+      },
+    },
+    async () => {
+      const nodes: { id: string; name: string; vendor: string }[] = [];
+      const links: { source: string; target: string; port: number | null }[] = [];
+      const rows = keyedPages(
+        (after, size) => store.devicesAfter(after, size),
+        (row) => String(row.devMac),
+        pageSize,
+      );
+      for (const row of rows) {
+        const device = rowToJson(row);
+        const id = String(device.devMac);
+        const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+        nodes.push({ id, name: text(device.devName), vendor: text(device.devVendor) });
+        const parent = device.devParentMAC;
+        if (typeof parent === 'string' && parent !== '') {
+          const port = device.devParentPort;
+          links.push({ source: parent, target: id, port: typeof port === 'number' ? port : null });
+        }
+      }
+      return { success: true as const, nodes, links };
+    },
+  );
+
+  const recentEvents = (hours: number, limit: number) => {
+    const since = dbTime(new Date(Date.now() - hours * 3_600_000));
+    const events = eventLog.list({ since }, { offset: 0, limit }).items;
+    return { success: true as const, hours, count: events.length, events };
+  };
+  const recentSchema = {
+    tags,
+    summary:
+      'Events of the last `hours` (default 24), newest first, at most `limit` (default 100): {success, hours, count, events}.',
+    response: {
+      200: Type.Object({ ...EventsAnswer, hours: Type.Integer() }),
+      ...commonErrors,
+    },
+  };
+  // NetAlertX: api_events_default_24h / api_events_recent (api_server_start.py), EventInstance
+  // .get_by_hours (server/models/event_instance.py); RecentEventsRequest bounds hours and limit.
+  app.get('/events/recent', { schema: { ...recentSchema, querystring: RecentQuery } }, async (request) =>
+    recentEvents(
+      textInteger(request.query.hours, 'hours', maxHours, 24),
+      textInteger(request.query.limit, 'limit', maxRecentEvents, defaultRecentEvents),
+    ),
+  );
+  app.post(
+    '/events/recent',
+    { schema: { ...recentSchema, body: RecentBody }, preValidation: optionalBody },
+    async (request) => recentEvents(request.body.hours ?? 24, request.body.limit ?? defaultRecentEvents),
+  );
+
+  // NetAlertX: get_last_events (api_server_start.py), EventInstance.get_last_n(10).
+  const lastSchema = {
+    tags,
+    summary: 'The 10 newest events: {success, count, events}.',
+    response: { 200: Type.Object(EventsAnswer), ...commonErrors },
+  };
+  const lastEvents = () => {
+    const events = eventLog.list({}, { offset: 0, limit: lastEventsCount }).items;
+    return { success: true as const, count: events.length, events };
+  };
+  app.get('/events/last', { schema: lastSchema }, async () => lastEvents());
+  app.post(
+    '/events/last',
+    {
+      schema: {
+        ...lastSchema,
+        body: Type.Object({}, { additionalProperties: false }),
+      },
+      preValidation: optionalBody,
+    },
+    async () => lastEvents(),
+  );
+
+  // NetAlertX: api_device_open_ports (api_server_start.py) answers the ports its scheduled nmap
+  // scans stored. netkeep stores no scan results yet: a clear 404 instead of "open_ports is not a
+  // MAC address" from POST /device/<mac>.
+  app.post('/device/open_ports', { schema: { hide: true } }, async () => {
+    throw new DomainError(
+      'not-found',
+      'netkeep stores no port scan results yet; POST /nettools/nmap scans a target now (see docs/netalertx.md).',
+      { code: 'NOT_OFFERED' },
+    );
+  });
+
+  // NetAlertX: front/php/server/query_json.php serves files of its api/ directory; the Glance widget
+  // reads `table_devices.json` ({data: [device rows with devStatus]}). netkeep builds that one answer
+  // from the store; there is no file and no path: any other name is a 404 and nothing is read.
+  app.get(
+    '/php/server/query_json.php',
+    {
+      schema: {
+        tags,
+        summary: `NetAlertX's PHP path for dashboard widgets: ?file=${deviceTableFile} answers {data: [every device with devStatus]}. Any other file is a 404.`,
+        querystring: Type.Object(
+          { file: Type.String({ maxLength: 256, description: `Only ${deviceTableFile}.` }) },
+          { additionalProperties: false },
+        ),
+        response: { 400: ErrorRef, 403: ErrorRef, 404: ErrorRef },
+      },
+    },
+    async (request, reply) => {
+      if (request.query.file !== deviceTableFile)
+        throw new DomainError(
+          'not-found',
+          `file '${request.query.file.slice(0, 64)}' is not offered; only ${deviceTableFile} is (see docs/netalertx.md).`,
+          { code: 'NOT_OFFERED' },
+        );
+      function* chunks(): Generator<string> {
+        yield '{"data":[';
+        let first = true;
+        const rows = keyedPages(
+          (after, size) => store.devicesAfter(after, size),
+          (row) => String(row.devMac),
+          pageSize,
+        );
+        for (const row of rows) {
+          const device = {
+            ...rowToJson(row),
+            devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+          };
+          yield `${first ? '' : ','}${JSON.stringify(device)}`;
+          first = false;
+        }
+        yield ']}';
+      }
+      return reply.type('application/json; charset=utf-8').send(Readable.from(chunks()));
+    },
+  );
+}
