@@ -178,6 +178,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // browser would then ask for the page's assets over https and show a blank page.
     transformStaticCSP: withoutUpgradeInsecureRequests,
     uiConfig: { validatorUrl: null },
+    // The plugin redirects /docs/static/index.html to /docs/ by rewriting a URL that ends with the
+    // file name: with a query string it does not end so, and the page redirected to itself forever.
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        const target = docsIndexRedirect(request.url);
+        if (target === undefined) done();
+        else void reply.redirect(target);
+      },
+    },
   });
   app.addSchema(ErrorSchema);
   await app.register(sessionRoutes, { sessions, isToken: tokenEquals(options.token) });
@@ -213,6 +222,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
 export function hookList<T>(hooks: T | T[] | undefined): T[] {
   if (hooks === undefined) return [];
   return Array.isArray(hooks) ? hooks : [hooks];
+}
+
+/** Where `/docs/static/index.html[?query]` goes (the docs page, with the query), or undefined for other URLs. */
+export function docsIndexRedirect(url: string): string | undefined {
+  const at = url.indexOf('?');
+  const path = at < 0 ? url : url.slice(0, at);
+  if (path !== '/docs/static/index.html') return undefined;
+  const query = at < 0 ? '' : url.slice(at + 1);
+  return query === '' ? '/docs/' : `/docs/?${query}`;
 }
 
 /** A Content-Security-Policy without its upgrade-insecure-requests directive. */
