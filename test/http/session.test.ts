@@ -236,7 +236,7 @@ describe('console session', () => {
     }
   });
 
-  test('wrong tokens are rate-limited: 429 with Retry-After, and the right token waits too', async () => {
+  test('wrong tokens are rate-limited: 429 with Retry-After; the right token still signs in', async () => {
     let limited: Awaited<ReturnType<typeof signIn>> | undefined;
     for (let i = 0; i < 15 && limited === undefined; i++) {
       const res = await signIn(server, `wrong-${i}`);
@@ -246,7 +246,11 @@ describe('console session', () => {
     assert.ok(limited, 'a 429 after some wrong tokens');
     assert.equal(limited.json.code, 'SIGN_IN_RATE_LIMITED');
     assert.match(limited.headers.get('retry-after') ?? '', /^\d+$/);
-    assert.equal((await signIn(server)).status, 429);
+    // Whoever shares the guesser's address (everyone behind one proxy) is not locked out.
+    const right = await signIn(server);
+    assert.equal(right.status, 200, right.text);
+    assert.match(right.headers.get('set-cookie') ?? '', /^netkeep_session=/);
+    assert.equal((await signIn(server, 'wrong-again')).status, 429);
     // The bearer header is not part of sign-in and keeps working.
     assert.equal((await server.request('GET', '/devices')).status, 200);
   });
@@ -274,5 +278,20 @@ describe('session store and limiter (unit)', () => {
     assert.equal(limiter.retryAfter('203.0.113.8'), 0);
     now += 5 * 60_000 + 1;
     assert.equal(limiter.retryAfter('203.0.113.4'), 0);
+  });
+
+  test('the limiter throttles failures from all addresses together, and tracks a bounded number', () => {
+    let now = 0;
+    const limits = { perAddress: 3, global: 20, windowMs: 60_000, trackedAddresses: 8 };
+    const limiter = new SignInLimiter(() => now, limits);
+    for (let i = 0; i < 19; i++) limiter.recordFailure(`198.51.100.${i}`);
+    assert.equal(limiter.retryAfter('192.0.2.1'), 0, 'under the global limit');
+    assert.ok(limiter.tracked <= 8, `${limiter.tracked} addresses tracked`);
+    limiter.recordFailure('198.51.100.200');
+    assert.equal(limiter.retryAfter('192.0.2.1'), 60, 'a new address is throttled past the global limit');
+    now += 60_001;
+    assert.equal(limiter.retryAfter('192.0.2.1'), 0, 'the global window ended');
+    for (let i = 0; i < 10_000; i++) limiter.recordFailure(`10.${i >> 8}.${i & 255}.1`);
+    assert.ok(limiter.tracked <= 8, `${limiter.tracked} addresses tracked after 10,000`);
   });
 });
