@@ -5,6 +5,7 @@
  * assets, caching, compression, CSP) and the /docs CSP.
  */
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { SessionStore, SignInLimiter, sessionIdFrom } from '../../src/http/session.js';
@@ -293,5 +294,104 @@ describe('session store and limiter (unit)', () => {
     assert.equal(limiter.retryAfter('192.0.2.1'), 0, 'the global window ended');
     for (let i = 0; i < 10_000; i++) limiter.recordFailure(`10.${i >> 8}.${i & 255}.1`);
     assert.ok(limiter.tracked <= 8, `${limiter.tracked} addresses tracked after 10,000`);
+  });
+});
+
+describe('tool routes authorised by the cookie need this server’s own page, whatever the method', () => {
+  let standIn: Server;
+  /** Requests the stand-in (ipinfo.io and the speed-test server in one) has received. */
+  const hits: string[] = [];
+  let server: TestServer;
+  let cookie: string;
+
+  before(async () => {
+    const block = Buffer.alloc(64 * 1024, 0x61);
+    standIn = createServer((req, res) => {
+      hits.push(`${req.method} ${req.url}`);
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname === '/json') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ ip: '203.0.113.7', city: 'Zürich', country: 'CH', org: 'AS64500' }));
+      } else if (url.pathname === '/__down') {
+        let left = Math.min(Number(url.searchParams.get('bytes')) || 0, 4 * 1024 * 1024);
+        res.writeHead(200, { 'content-length': left });
+        while (left > 0) {
+          const piece = block.subarray(0, Math.min(left, block.length));
+          left -= piece.length;
+          res.write(piece);
+        }
+        res.end();
+      } else req.resume().on('end', () => res.end('ok'));
+    });
+    await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
+    const address = standIn.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    server = await TestServer.start({
+      env: {
+        INTERNETINFO_URL: `http://127.0.0.1:${port}/json`,
+        SPEEDTEST_SERVER_URL: `http://127.0.0.1:${port}`,
+        SPEEDTEST_DURATION_MS: '500',
+        SPEEDTEST_STREAMS: '1',
+      },
+    });
+    cookie = cookieOf((await signIn(server)).headers.get('set-cookie'));
+  });
+  after(async () => {
+    await server.stop();
+    standIn.closeAllConnections();
+    await new Promise((resolve) => standIn.close(resolve));
+  });
+
+  const toolGets: [string, Record<string, string>][] = [
+    ['/nettools/speedtest', {}],
+    ['/nettools/speedtest', { accept: 'text/event-stream' }],
+    ['/nettools/internetinfo', {}],
+  ];
+
+  test('a cookie-only GET from another page of the site (another port) runs nothing: 403', async () => {
+    const attempts: [string, Record<string, string>][] = [
+      ['no Origin, no Sec-Fetch-Site', {}],
+      ['same-site (another port)', { 'sec-fetch-site': 'same-site' }],
+      ['cross-site', { 'sec-fetch-site': 'cross-site' }],
+      [
+        'another port as Origin',
+        { origin: `http://127.0.0.1:${server.port + 1}`, 'sec-fetch-site': 'same-site' },
+      ],
+      ['a foreign Origin', { origin: 'http://evil.example' }],
+    ];
+    for (const [path, extra] of toolGets)
+      for (const [what, headers] of attempts) {
+        const res = await server.request('GET', path, {
+          token: null,
+          headers: { cookie, ...extra, ...headers },
+        });
+        assert.equal(res.status, 403, `${path} ${what}: ${res.text}`);
+        assert.equal(res.json.code, 'ORIGIN_REQUIRED', `${path} ${what}`);
+      }
+    // HEAD runs the GET handler too.
+    for (const [path] of toolGets) {
+      const res = await server.request('HEAD', path, { token: null, headers: { cookie } });
+      assert.equal(res.status, 403, `HEAD ${path}`);
+    }
+    assert.deepEqual(hits, [], 'no tool ran');
+  });
+
+  test('from the console’s own page (Sec-Fetch-Site: same-origin, or its Origin) the tools run', async () => {
+    for (const [path, extra] of toolGets)
+      for (const headers of [{ 'sec-fetch-site': 'same-origin' }, { origin: server.url }] as Record<
+        string,
+        string
+      >[]) {
+        hits.length = 0;
+        const res = await server.request('GET', path, {
+          token: null,
+          headers: { cookie, ...extra, ...headers },
+        });
+        assert.equal(res.status, 200, `${path} ${JSON.stringify(headers)}: ${res.text}`);
+        assert.ok(hits.length > 0, `${path} ran the tool`);
+      }
+    // Reads that run nothing still need no Origin.
+    const status = await server.request('GET', '/nettools/scan', { token: null, headers: { cookie } });
+    assert.equal(status.status, 200, status.text);
   });
 });
