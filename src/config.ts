@@ -166,6 +166,11 @@ export const variables = {
     'Client connections served at once; further ones are closed at once.',
     integer(1, 1_000_000),
   ),
+  MAX_STREAMS: spec(
+    '64',
+    'GET /stream clients at once (503 STREAM_LIMIT past it). Below MAX_CONNECTIONS; unset: 64, or MAX_CONNECTIONS / 4 if smaller.',
+    integer(1, 1_000_000),
+  ),
   SHUTDOWN_TIMEOUT_MS: spec('10000', 'How long SIGTERM waits for requests in flight.', integer(0, 600_000)),
   TOOL_PATH: spec(
     '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -345,6 +350,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     }
     values[name] = variable.parse(raw ?? variable.default, name);
   }
+  // Streams must leave connections for everything else: a MAX_STREAMS given at or above
+  // MAX_CONNECTIONS is refused, and the default is at most a quarter of MAX_CONNECTIONS.
+  const maxConnections = values.MAX_CONNECTIONS as number;
+  if ((env.MAX_STREAMS ?? fileValues.MAX_STREAMS) === undefined)
+    values.MAX_STREAMS = Math.max(1, Math.min(values.MAX_STREAMS as number, Math.floor(maxConnections / 4)));
+  else if ((values.MAX_STREAMS as number) >= maxConnections)
+    throw new ConfigError(
+      `MAX_STREAMS must be below MAX_CONNECTIONS (${maxConnections}): streams holding every connection would leave none for /health or writes`,
+    );
   values.tokenFromFile = env.API_TOKEN === undefined && fileValues.API_TOKEN === undefined;
   return values as Config;
 }

@@ -137,6 +137,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     hub,
     keepAliveMs: config.SSE_KEEPALIVE_MS,
     clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
+    maxStreams: config.MAX_STREAMS,
   });
   await app.register(metricsRoutes, { metrics });
   scanner.start();

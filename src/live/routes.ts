@@ -6,6 +6,7 @@
  * shutdown never waits for them.
  */
 import type { App } from '../http/app.js';
+import { ApiError } from '../http/errors.js';
 import { ErrorRef } from '../http/schemas.js';
 import { eventStreamRoute, openEventStream, type EventStream } from '../http/sse.js';
 import type { LiveHub, LiveMessage } from './hub.js';
@@ -16,6 +17,8 @@ export interface LiveRoutesOptions {
   readonly keepAliveMs: number;
   /** STREAM_CLIENT_BUFFER_BYTES: unsent bytes past which a client is dropped. */
   readonly clientBufferBytes: number;
+  /** MAX_STREAMS: open streams past which a new one is refused (503), leaving connections for the rest. */
+  readonly maxStreams: number;
 }
 
 /** The wire text of a batch, built once for every client (the hub hands each the same array). */
@@ -52,7 +55,8 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
           '`scan` (a finished cycle summary) and `device` ({mac, change} for API writes). Every message has an id; ' +
           'reconnecting with Last-Event-ID replays what was missed from a buffer of STREAM_REPLAY_EVENTS messages, ' +
           'or sends one `reset` message when that is no longer possible. A client that falls more than ' +
-          'STREAM_CLIENT_BUFFER_BYTES behind is disconnected.',
+          'STREAM_CLIENT_BUFFER_BYTES behind is disconnected. At most MAX_STREAMS streams are open at once: ' +
+          'past that, 503 STREAM_LIMIT (with Retry-After) and the connection is closed.',
         headers: {
           type: 'object',
           properties: { 'last-event-id': { type: 'string', maxLength: 64 } },
@@ -63,10 +67,23 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
           403: ErrorRef,
+          503: ErrorRef,
         },
       },
     },
     async (request, reply) => {
+      if (open.size >= options.maxStreams) {
+        // The refused client's connection is not kept: it would hold one of MAX_CONNECTIONS idle.
+        void reply.header('Connection', 'close');
+        throw new ApiError(
+          503,
+          'Unavailable',
+          `Too many open streams: at most MAX_STREAMS (${options.maxStreams}) at once; try again later.`,
+          undefined,
+          { 'Retry-After': '10' },
+          'STREAM_LIMIT',
+        );
+      }
       const lastEventId = request.headers['last-event-id'];
       const stream = openEventStream(request, reply, {
         keepAliveMs: options.keepAliveMs,
