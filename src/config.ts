@@ -7,7 +7,7 @@
 import { eventTypes, type EventType } from './devices/history.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ipVersion, parseIpPort, type IpPort } from './validation.js';
+import { ipVersion, parseIpPort, parseScanTarget, type IpPort } from './validation.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -126,6 +126,35 @@ const origins: Parser<string[]> = (raw, name) => {
         `${name} must be a comma-separated list of origins such as http://homer.lan:8080 (scheme, host, optional port; no path, no '*'), got '${entry}'`,
       );
   }
+  return list;
+};
+
+/** The addresses a client may be named by proxy-addr (Fastify's trustProxy) besides IPs and CIDRs. */
+const proxyRangeNames = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * Which peers may tell netkeep the client's address and scheme (X-Forwarded-For/-Proto/-Host), as
+ * Fastify's `trustProxy` takes it: `off` (none: the headers are ignored), `on` (every peer: only
+ * when nothing but the proxy can reach netkeep), or a comma-separated list of proxy addresses,
+ * CIDR ranges and the names loopback, linklocal, uniquelocal.
+ */
+const trustProxy: Parser<boolean | readonly string[]> = (raw, name) => {
+  const value = raw.trim();
+  if (value === 'off') return false;
+  if (value === 'on') return true;
+  const list = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  if (list.length === 0)
+    throw new ConfigError(
+      `${name} must be off, on, or a comma-separated list of proxy addresses or CIDR ranges`,
+    );
+  for (const entry of list)
+    if (!proxyRangeNames.includes(entry) && parseScanTarget(entry) === null)
+      throw new ConfigError(
+        `${name}: '${entry}' is not an IP address, a CIDR range or one of ${proxyRangeNames.join(', ')} (or use off / on)`,
+      );
   return list;
 };
 
@@ -304,6 +333,11 @@ export const variables = {
     topicPrefix,
   ),
   MQTT_DISCOVERY_PREFIX: spec('homeassistant', 'MQTT: Home Assistant discovery prefix.', topicPrefix),
+  TRUST_PROXY: spec(
+    'off',
+    'Reverse proxies whose X-Forwarded-For/-Proto/-Host are believed (client address, https): off, on (every peer), or a list of addresses/CIDRs.',
+    trustProxy,
+  ),
   CORS_ORIGINS: spec(
     '',
     'Browser origins allowed to call the API (CORS), comma-separated, e.g. http://homer.lan:8080. Empty: CORS off.',

@@ -65,6 +65,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     logger,
     isHealthy: () => db.open,
     corsOrigins: config.CORS_ORIGINS,
+    trustProxy: config.TRUST_PROXY,
     instrument: (routes) => {
       instrumentRequests(routes, metrics.requests);
     },

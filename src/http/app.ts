@@ -35,6 +35,11 @@ export interface AppOptions {
   readonly logger: FastifyBaseLogger | boolean;
   /** Browser origins allowed by CORS (CORS_ORIGINS); empty: no CORS headers at all. */
   readonly corsOrigins?: readonly string[];
+  /**
+   * TRUST_PROXY: the peers whose X-Forwarded-For/-Proto/-Host are believed (request.ip and
+   * request.protocol: the sign-in throttle, the logs, the cookie's Secure flag). Default: none.
+   */
+  readonly trustProxy?: boolean | readonly string[];
   /** Reported by GET /health; false while the database is not open. */
   readonly isHealthy?: () => boolean;
   /**
@@ -74,6 +79,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     clientErrorHandler: handleClientError,
     rewriteUrl,
+    // Off unless configured: otherwise any client could name its own address and scheme.
+    trustProxy:
+      typeof options.trustProxy === 'object' ? [...options.trustProxy] : (options.trustProxy ?? false),
     // No 414 for a long path segment: it reaches its route and gets the route's own 400 ("not a
     // MAC address"). Node's header size limit (16 KiB with the request line) bounds it anyway.
     routerOptions: { maxParamLength: 16_384 },
@@ -149,6 +157,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
         url: request.url.split('?', 1)[0],
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
+        // The client's address: the proxy's, unless TRUST_PROXY believes its X-Forwarded-For.
+        client: request.ip,
       },
       'request',
     );

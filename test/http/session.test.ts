@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { loadConfig } from '../../src/config.js';
 import { SessionStore, SignInLimiter, sessionIdFrom } from '../../src/http/session.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
 
@@ -393,5 +394,86 @@ describe('tool routes authorised by the cookie need this server’s own page, wh
     // Reads that run nothing still need no Origin.
     const status = await server.request('GET', '/nettools/scan', { token: null, headers: { cookie } });
     assert.equal(status.status, 200, status.text);
+  });
+});
+
+describe('TRUST_PROXY: X-Forwarded-Proto and -For believed only from a trusted proxy', () => {
+  /** The client address in the request log line of the last sign-in. */
+  const loggedClient = async (server: TestServer): Promise<string | undefined> => {
+    await server.logsCaughtUp();
+    const lines = server.logs.filter((l) => l.includes('"msg":"request"') && l.includes('"url":"/session"'));
+    const line = lines.at(-1);
+    return line === undefined ? undefined : (JSON.parse(line) as { client?: string }).client;
+  };
+  /** Signs in wrongly from `address` (as X-Forwarded-For says) until a 429; the number of 403s before. */
+  const wrongUntilLimited = async (server: TestServer, address: string): Promise<number> => {
+    let refused = 0;
+    for (let i = 0; i < 15; i++) {
+      const res = await signIn(server, `wrong-${i}`, { 'x-forwarded-for': address });
+      if (res.status === 429) return refused;
+      assert.equal(res.status, 403, res.text);
+      refused++;
+    }
+    return refused;
+  };
+  const viaProxy = { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' };
+
+  for (const [what, env] of [
+    ['off (the default)', {}],
+    ['a list that does not hold the client', { TRUST_PROXY: '10.0.0.0/8,192.0.2.1' }],
+  ] as const)
+    test(`${what}: a client's X-Forwarded-* headers are ignored`, async () => {
+      const server = await TestServer.start({ env });
+      try {
+        const res = await signIn(server, server.token, viaProxy);
+        assert.equal(res.status, 200, res.text);
+        assert.doesNotMatch(res.headers.get('set-cookie') ?? '', /Secure/, 'a forged https is not believed');
+        assert.equal(await loggedClient(server), '127.0.0.1');
+        // Wrong tokens count against the real address, whatever address the header names.
+        let refused = 0;
+        for (let i = 0; i < 15; i++) {
+          const res2 = await signIn(server, `wrong-${i}`, { 'x-forwarded-for': `198.51.100.${i}` });
+          if (res2.status === 429) break;
+          refused++;
+        }
+        assert.equal(refused, 10, 'the 11th wrong token from 127.0.0.1 is throttled');
+      } finally {
+        await server.stop();
+      }
+    });
+
+  for (const [what, value] of [
+    ['a list with the proxy', '192.0.2.1, 127.0.0.1'],
+    ['a CIDR with the proxy', '127.0.0.0/8'],
+    ['on', 'on'],
+  ] as const)
+    test(`${what}: the proxy's X-Forwarded-Proto gives a Secure cookie, X-Forwarded-For the client`, async () => {
+      const server = await TestServer.start({ env: { TRUST_PROXY: value } });
+      try {
+        const res = await signIn(server, server.token, viaProxy);
+        assert.equal(res.status, 200, res.text);
+        assert.match(res.headers.get('set-cookie') ?? '', /; Secure/);
+        assert.equal(await loggedClient(server), '203.0.113.9');
+        const plain = await signIn(server, server.token, { 'x-forwarded-proto': 'http' });
+        assert.doesNotMatch(plain.headers.get('set-cookie') ?? '', /Secure/);
+        // The throttle counts each client behind the proxy on its own.
+        assert.equal(await wrongUntilLimited(server, '203.0.113.1'), 10);
+        assert.equal(await wrongUntilLimited(server, '203.0.113.2'), 10, 'another client is not throttled');
+      } finally {
+        await server.stop();
+      }
+    });
+
+  test('a malformed TRUST_PROXY stops the server at start naming the variable', () => {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: 'yes' }, '/nonexistent'),
+      /TRUST_PROXY: 'yes' is not an IP/,
+    );
+    assert.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' }, '/nonexistent'), /TRUST_PROXY/);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback, 10.1.0.0/16' }, '/nonexistent').TRUST_PROXY, [
+      'loopback',
+      '10.1.0.0/16',
+    ]);
+    assert.equal(loadConfig({}, '/nonexistent').TRUST_PROXY, false);
   });
 });
