@@ -181,6 +181,10 @@ export class MqttBridge {
           if (change === 'deleted') this.clearDevice(mac);
           else this.publishDevice(mac);
         }),
+        feed.subscribe('devices', ({ created, updated }) => {
+          for (const mac of created) this.publishDevice(mac);
+          for (const mac of updated) this.publishDevice(mac);
+        }),
       );
     }
     this.client.connect();

@@ -52,10 +52,11 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
         summary: 'Live feed of changes (Server-Sent Events)',
         description:
           'text/event-stream of `device-event` (each event a scan cycle writes, as the webhook event object), ' +
-          '`scan` (a finished cycle summary) and `device` ({mac, change} for API writes). Every message has an id; ' +
+          '`scan` (a finished cycle summary), `device` ({mac, change} for API writes) and `devices-changed` ' +
+          '({created, updated} counts: one message for a whole CSV import). Every message has an id; ' +
           'reconnecting with Last-Event-ID replays what was missed from a buffer of STREAM_REPLAY_EVENTS messages, ' +
           'or sends one `reset` message when that is no longer possible. A client that falls more than ' +
-          'STREAM_CLIENT_BUFFER_BYTES behind is disconnected. At most MAX_STREAMS streams are open at once: ' +
+          'STREAM_CLIENT_BUFFER_BYTES behind, or would be sent more than that at once, is disconnected. At most MAX_STREAMS streams are open at once: ' +
           'past that, 503 STREAM_LIMIT (with Retry-After) and the connection is closed.',
         headers: {
           type: 'object',

@@ -198,6 +198,37 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByRole('link', { name: 'arrived live' }).waitFor();
   });
 
+  test('an import of many devices reaches the live list as one `devices-changed` message', async (t) => {
+    if (!liveBuild) {
+      t.diagnostic('this build has no GET /stream: the list is not live, nothing to check');
+      return;
+    }
+    const before = Number((await server.request('GET', '/devices')).json.total);
+    await page.goto(`${server.url}/ui/?status=all`);
+    await page.getByRole('button', { name: new RegExp(`^${before}\\s*Devices$`) }).waitFor();
+    const rows = Array.from(
+      { length: 50 },
+      (_, i) => `"02:cd:00:00:00:${i.toString(16).padStart(2, '0')}"\r\n`,
+    );
+    const content = Buffer.from(`"devMac"\r\n${rows.join('')}`).toString('base64');
+    const res = await server.request('POST', '/devices/import', { body: { content } });
+    assert.equal(res.status, 200, res.text);
+    await page
+      .getByRole('button', { name: new RegExp(`^${before + 50}\\s*Devices$`) })
+      .waitFor({ timeout: 15_000 });
+  });
+
+  test('the console’s own GET of a tool passes the Origin rule (Sec-Fetch-Site: same-origin)', async () => {
+    await page.goto(`${server.url}/ui/tools`);
+    const answered = page.waitForResponse((r) => r.url().endsWith('/nettools/internetinfo'));
+    await page.getByRole('region', { name: 'Internet info' }).getByRole('button', { name: 'Ask' }).click();
+    const response = await answered;
+    // The stand-in address (127.0.0.1:9) answers nothing: the tool ran and failed, not a 403.
+    const body = (await response.json()) as { code?: string };
+    assert.equal(response.status(), 500, JSON.stringify(body));
+    assert.equal(body.code, 'INTERNETINFO_FAILED');
+  });
+
   test('a cross-origin write carrying the session cookie is refused (403 by the Origin rule)', async () => {
     // A page on another loopback port is same-site (ports do not split sites), so the browser does
     // send the SameSite=Strict cookie: only the Origin check stands between it and a write.

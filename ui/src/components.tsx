@@ -193,7 +193,9 @@ export function Card(props: {
 
 /**
  * Subscribes to `GET /stream` (live changes) and calls `onChange` with each message's event name,
- * at most once a second. A server without the stream (404) is simply not live.
+ * at most once a second. `devices-changed` stands for many devices at once (an import) and `reset`
+ * for messages the stream could not replay: a page reloads what it shows for either. A server
+ * without the stream (404) is simply not live.
  */
 export function useLiveChanges(onChange: (event: string) => void): void {
   const callback = useRef(onChange);
@@ -211,7 +213,7 @@ export function useLiveChanges(onChange: (event: string) => void): void {
         callback.current(pending);
       }, 1000);
     };
-    for (const name of ['device', 'device-event', 'scan'])
+    for (const name of ['device', 'devices-changed', 'device-event', 'scan', 'reset'])
       source.addEventListener(name, () => {
         fire(name);
       });
