@@ -82,14 +82,15 @@ export function sessionIdFrom(cookieHeader: string | undefined): string | undefi
 
 /**
  * Whether the request's Origin header is this server's own origin: an http(s) origin whose
- * host:port is the Host the request was sent to. A missing or `null` Origin is not. The scheme is
- * not compared with the connection's because netkeep may sit behind a TLS-terminating proxy; one
+ * host:port is the Host the request was sent to (or, from a proxy TRUST_PROXY trusts, its
+ * X-Forwarded-Host: the host the browser asked for). A missing or `null` Origin is not. The scheme
+ * is not compared with the connection's because netkeep may sit behind a TLS-terminating proxy; one
  * host:port serves one scheme, so the host:port decides.
  */
 export function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;
-  const host = request.headers.host;
-  if (origin === undefined || origin === 'null' || host === undefined) return false;
+  const host = request.host;
+  if (origin === undefined || origin === 'null' || host === '') return false;
   let url: URL;
   try {
     url = new URL(origin);

@@ -417,6 +417,12 @@ describe('TRUST_PROXY: X-Forwarded-Proto and -For believed only from a trusted p
     return refused;
   };
   const viaProxy = { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' };
+  /** A console page served through the proxy at https://netkeep.example. */
+  const proxiedPage = {
+    ...viaProxy,
+    'x-forwarded-host': 'netkeep.example',
+    origin: 'https://netkeep.example',
+  };
 
   for (const [what, env] of [
     ['off (the default)', {}],
@@ -437,6 +443,13 @@ describe('TRUST_PROXY: X-Forwarded-Proto and -For believed only from a trusted p
           refused++;
         }
         assert.equal(refused, 10, 'the 11th wrong token from 127.0.0.1 is throttled');
+        // A forged X-Forwarded-Host does not make a foreign Origin this server's own.
+        const write = await server.request('POST', '/device/02:c0:00:00:00:09', {
+          token: null,
+          body: { createNew: true },
+          headers: { cookie: cookieOf(res.headers.get('set-cookie')), ...proxiedPage },
+        });
+        assert.equal(write.status, 403, write.text);
       } finally {
         await server.stop();
       }
@@ -456,6 +469,13 @@ describe('TRUST_PROXY: X-Forwarded-Proto and -For believed only from a trusted p
         assert.equal(await loggedClient(server), '203.0.113.9');
         const plain = await signIn(server, server.token, { 'x-forwarded-proto': 'http' });
         assert.doesNotMatch(plain.headers.get('set-cookie') ?? '', /Secure/);
+        // The browser's Origin is the proxy's host (X-Forwarded-Host), not the Host netkeep sees.
+        const write = await server.request('POST', '/device/02:c0:00:00:00:09', {
+          token: null,
+          body: { createNew: true },
+          headers: { cookie: cookieOf(res.headers.get('set-cookie')), ...proxiedPage },
+        });
+        assert.equal(write.status, 200, write.text);
         // The throttle counts each client behind the proxy on its own.
         assert.equal(await wrongUntilLimited(server, '203.0.113.1'), 10);
         assert.equal(await wrongUntilLimited(server, '203.0.113.2'), 10, 'another client is not throttled');
