@@ -349,6 +349,21 @@ describe('tool routes authorised by the cookie need this server’s own page, wh
     ['/nettools/internetinfo', {}],
   ];
 
+  test('every GET under /nettools that runs something is among those checked here', async () => {
+    const paths = (await server.request('GET', '/openapi.json')).json.paths as Record<
+      string,
+      Record<string, unknown>
+    >;
+    const gets = Object.keys(paths).filter(
+      (path) => path.startsWith('/nettools/') && 'get' in (paths[path] ?? {}),
+    );
+    // GET /nettools/scan only reads the scanner's status.
+    assert.deepEqual(
+      gets.filter((path) => path !== '/nettools/scan').sort(),
+      [...new Set(toolGets.map(([path]) => path))].sort(),
+    );
+  });
+
   test('a cookie-only GET from another page of the site (another port) runs nothing: 403', async () => {
     const attempts: [string, Record<string, string>][] = [
       ['no Origin, no Sec-Fetch-Site', {}],
