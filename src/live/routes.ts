@@ -36,6 +36,13 @@ export function wireText(batch: readonly LiveMessage[]): Buffer {
   return text;
 }
 
+/** The byte length wireText would have, without building it (ids and event names are ASCII). */
+function wireSize(batch: readonly LiveMessage[]): number {
+  let size = 0;
+  for (const m of batch) size += m.id.length + m.event.length + Buffer.byteLength(m.json) + 21;
+  return size;
+}
+
 export default async function liveRoutes(app: App, options: LiveRoutesOptions): Promise<void> {
   const { hub } = options;
   const open = new Set<EventStream>();
@@ -55,7 +62,7 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
           '`scan` (a finished cycle summary), `device` ({mac, change} for API writes) and `devices-changed` ' +
           '({created, updated} counts: one message for a whole CSV import). Every message has an id; ' +
           'reconnecting with Last-Event-ID replays what was missed from a buffer of STREAM_REPLAY_EVENTS messages, ' +
-          'or sends one `reset` message when that is no longer possible. A client that falls more than ' +
+          'or sends one `reset` message when that is no longer possible (or more than STREAM_CLIENT_BUFFER_BYTES). A client that falls more than ' +
           'STREAM_CLIENT_BUFFER_BYTES behind, or would be sent more than that at once, is disconnected. At most MAX_STREAMS streams are open at once: ' +
           'past that, 503 STREAM_LIMIT (with Retry-After) and the connection is closed.',
         headers: {
@@ -98,9 +105,16 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
       });
       if (typeof lastEventId === 'string' && lastEventId !== '') {
         const replay = hub.replayAfter(lastEventId);
-        if (replay.kind === 'gap')
-          stream.send('reset', { lastEventId, message: replay.reason }, hub.lastId || undefined);
-        else if (replay.messages.length > 0) stream.write(wireText(replay.messages));
+        // A replay is built for this client alone: more than the client may hold is a reset.
+        const message =
+          replay.kind === 'gap'
+            ? replay.reason
+            : wireSize(replay.messages) > options.clientBufferBytes
+              ? 'More was missed than STREAM_CLIENT_BUFFER_BYTES allows to replay.'
+              : undefined;
+        if (message !== undefined) stream.send('reset', { lastEventId, message }, hub.lastId || undefined);
+        else if (replay.kind === 'messages' && replay.messages.length > 0)
+          stream.write(wireText(replay.messages));
       }
       // Replay and subscription happen in the same tick: no message can fall between them.
       const unsubscribe = hub.subscribe((batch) => {

@@ -206,6 +206,24 @@ describe('GET /stream', () => {
     foreign.close();
   });
 
+  test('a replay larger than STREAM_CLIENT_BUFFER_BYTES is one `reset` instead', async () => {
+    const first = await openSse(server, 'GET', '/stream');
+    await server.request('POST', '/device/aa:bb:cc:00:00:03', { body: { createNew: true } });
+    const seen = await first.waitFor((m) => m.event === 'device');
+    first.close();
+    // A cycle: 6 device events and the summary, about 2 KB, within the ring of 8 but over 1 KiB.
+    const cycle = await server.request('POST', '/nettools/scan');
+    assert.equal(cycle.status, 200, cycle.text);
+    const again = await openSse(server, 'GET', '/stream', { headers: { 'last-event-id': seen.id ?? '' } });
+    const reset = await again.waitFor((m) => m.event === 'reset');
+    assert.match(String(reset.json.message), /STREAM_CLIENT_BUFFER_BYTES/);
+    assert.equal(again.messages.length, 1, JSON.stringify(again.messages.map((m) => m.event)));
+    // Live messages follow.
+    await server.request('DELETE', '/device/aa:bb:cc:00:00:03/delete');
+    await again.waitFor((m) => m.event === 'device' && m.json.change === 'deleted');
+    again.close();
+  });
+
   test('a stalled reader is dropped past STREAM_CLIENT_BUFFER_BYTES; a reading client gets everything', async () => {
     const reader = await openSse(server, 'GET', '/stream');
     const stalled = await stalledStreamClient(server);
