@@ -2,11 +2,13 @@
  * The web console in a real browser (Debian's chromium through playwright-core) against the real
  * server on loopback: sign-in, the device list with search and filters, editing a device, deep
  * links, Wake-on-LAN (a UDP listener here receives the magic packet) and nmap of 127.0.0.1 from the
- * device page, and a cross-origin write with the session cookie refused. One browser for the file.
+ * device page, a cross-origin write with the session cookie refused, and a page refused a stream
+ * (MAX_STREAMS) going live once one is free.
  */
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromiumSkipReason, launchChromium } from '../helpers/browser.js';
@@ -282,3 +284,54 @@ describe('web console in Chromium', { skip }, () => {
     assert.equal(res, 403);
   });
 });
+
+describe(
+  'web console in Chromium: a page refused a stream (MAX_STREAMS) goes live once one is free',
+  { skip },
+  () => {
+    let server: TestServer;
+    let browser: Browser;
+
+    before(async () => {
+      server = await TestServer.start({ env: { MAX_STREAMS: '1', MAX_CONNECTIONS: '16' } });
+      browser = await launchChromium();
+    });
+    after(async () => {
+      await browser.close();
+      await server.stop();
+    });
+
+    test('the list follows changes after the stream it was refused becomes free', async () => {
+      const openapi = await server.request('GET', '/openapi.json');
+      if (!('/stream' in (openapi.json.paths as Record<string, unknown>))) return;
+      // Another client holds the only stream.
+      const holder = connect(server.port, '127.0.0.1');
+      holder.on('error', () => undefined);
+      await new Promise((resolve) => holder.once('connect', resolve));
+      holder.write(
+        `GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nAccept: text/event-stream\r\n\r\n`,
+      );
+      await new Promise((resolve) => holder.once('data', resolve));
+      try {
+        const context = await browser.newContext();
+        const page = await context.newPage();
+        const refused = page.waitForResponse((r) => r.url().endsWith('/stream') && r.status() === 503);
+        await page.goto(`${server.url}/ui/?status=all`);
+        await page.getByLabel('API token').fill(server.token);
+        await page.keyboard.press('Enter');
+        await page.getByRole('button', { name: /^0\s*Devices$/ }).waitFor();
+        await refused;
+        holder.destroy();
+        const created = await server.request('POST', '/device/02:cf:00:00:00:01', {
+          body: { createNew: true, devName: 'after the refusal' },
+        });
+        assert.equal(created.status, 200);
+        // The page asks for a stream again (every 10 s) and reloads once it has one.
+        await page.getByRole('link', { name: 'after the refusal' }).waitFor({ timeout: 30_000 });
+        await context.close();
+      } finally {
+        holder.destroy();
+      }
+    });
+  },
+);
