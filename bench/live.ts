@@ -133,6 +133,9 @@ export async function run(): Promise<void> {
       SCAN_TOOL: 'arp-scan',
       SCAN_SUBNETS: fakeArpScanSubnet,
       SCAN_INTERVAL: '86400',
+      // The fan-out needs every client connected: room for them all, and connections to spare.
+      MAX_STREAMS: String(clientCount),
+      MAX_CONNECTIONS: String(clientCount + 64),
     },
     stdio: ['ignore', logFd, 'inherit'],
   });

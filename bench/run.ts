@@ -15,6 +15,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   live: () => import('./live.js'),
   console: () => import('./console.js'),
   mcp: () => import('./mcp.js'),
+  soak: () => import('./soak.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -7,7 +7,7 @@
 import { eventTypes, type EventType } from './devices/history.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ipVersion, parseIpPort, type IpPort } from './validation.js';
+import { ipVersion, parseIpPort, parseScanTarget, type IpPort } from './validation.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -129,6 +129,35 @@ const origins: Parser<string[]> = (raw, name) => {
   return list;
 };
 
+/** The addresses a client may be named by proxy-addr (Fastify's trustProxy) besides IPs and CIDRs. */
+const proxyRangeNames = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * Which peers may tell netkeep the client's address and scheme (X-Forwarded-For/-Proto/-Host), as
+ * Fastify's `trustProxy` takes it: `off` (none: the headers are ignored), `on` (every peer: only
+ * when nothing but the proxy can reach netkeep), or a comma-separated list of proxy addresses,
+ * CIDR ranges and the names loopback, linklocal, uniquelocal.
+ */
+const trustProxy: Parser<boolean | readonly string[]> = (raw, name) => {
+  const value = raw.trim();
+  if (value === 'off') return false;
+  if (value === 'on') return true;
+  const list = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  if (list.length === 0)
+    throw new ConfigError(
+      `${name} must be off, on, or a comma-separated list of proxy addresses or CIDR ranges`,
+    );
+  for (const entry of list)
+    if (!proxyRangeNames.includes(entry) && parseScanTarget(entry) === null)
+      throw new ConfigError(
+        `${name}: '${entry}' is not an IP address, a CIDR range or one of ${proxyRangeNames.join(', ')} (or use off / on)`,
+      );
+  return list;
+};
+
 function oneOf<const T extends string>(...values: T[]): Parser<T> {
   return (raw, name) => {
     if ((values as string[]).includes(raw)) return raw as T;
@@ -164,6 +193,11 @@ export const variables = {
   MAX_CONNECTIONS: spec(
     '256',
     'Client connections served at once; further ones are closed at once.',
+    integer(1, 1_000_000),
+  ),
+  MAX_STREAMS: spec(
+    '64',
+    'GET /stream clients at once (503 STREAM_LIMIT past it). Below MAX_CONNECTIONS; unset: 64, or MAX_CONNECTIONS / 4 if smaller.',
     integer(1, 1_000_000),
   ),
   SHUTDOWN_TIMEOUT_MS: spec('10000', 'How long SIGTERM waits for requests in flight.', integer(0, 600_000)),
@@ -304,6 +338,11 @@ export const variables = {
     topicPrefix,
   ),
   MQTT_DISCOVERY_PREFIX: spec('homeassistant', 'MQTT: Home Assistant discovery prefix.', topicPrefix),
+  TRUST_PROXY: spec(
+    'off',
+    'Reverse proxies whose X-Forwarded-For/-Proto/-Host are believed (client address, https): off, on (every peer), or a list of addresses/CIDRs.',
+    trustProxy,
+  ),
   CORS_ORIGINS: spec(
     '',
     'Browser origins allowed to call the API (CORS), comma-separated, e.g. http://homer.lan:8080. Empty: CORS off.',
@@ -350,6 +389,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     }
     values[name] = variable.parse(raw ?? variable.default, name);
   }
+  // Streams must leave connections for everything else: a MAX_STREAMS given at or above
+  // MAX_CONNECTIONS is refused, and the default is at most a quarter of MAX_CONNECTIONS.
+  const maxConnections = values.MAX_CONNECTIONS as number;
+  if ((env.MAX_STREAMS ?? fileValues.MAX_STREAMS) === undefined)
+    values.MAX_STREAMS = Math.max(1, Math.min(values.MAX_STREAMS as number, Math.floor(maxConnections / 4)));
+  else if ((values.MAX_STREAMS as number) >= maxConnections)
+    throw new ConfigError(
+      `MAX_STREAMS must be below MAX_CONNECTIONS (${maxConnections}): streams holding every connection would leave none for /health or writes`,
+    );
   values.tokenFromFile = env.API_TOKEN === undefined && fileValues.API_TOKEN === undefined;
   return values as Config;
 }

@@ -24,8 +24,10 @@ export interface ScanEventRecord {
 export type ScanCycleSummary = CycleSummary;
 
 export interface ChangeEvents {
-  /** A device was created, changed or deleted through the API (or an import). */
+  /** A device was created, changed or deleted through the API. */
   device: { readonly mac: string; readonly change: 'created' | 'updated' | 'deleted' };
+  /** Many devices changed at once (a CSV import): one change for all of them. */
+  devices: { readonly created: readonly string[]; readonly updated: readonly string[] };
   /** A cycle was applied: what it wrote, in order, and whose presence flipped. */
   'scan-applied': {
     readonly events: readonly ScanEventRecord[];

@@ -67,6 +67,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     logger,
     isHealthy: () => db.open,
     corsOrigins: config.CORS_ORIGINS,
+    trustProxy: config.TRUST_PROXY,
     instrument: (routes) => {
       instrumentRequests(routes, metrics.requests);
     },
@@ -143,6 +144,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     hub,
     keepAliveMs: config.SSE_KEEPALIVE_MS,
     clientBufferBytes: config.STREAM_CLIENT_BUFFER_BYTES,
+    maxStreams: config.MAX_STREAMS,
   });
   await app.register(metricsRoutes, { metrics });
   await app.register(mcpRoutes, { version: appVersion });

@@ -110,6 +110,13 @@ describe('configuration', () => {
   test('bad numbers are refused with the variable named', () => {
     assert.throws(() => loadConfig({ PORT: 'eighty' }, '/nonexistent'), /PORT must be a whole number/);
     assert.throws(
+      () => loadConfig({ MAX_STREAMS: '256' }, '/nonexistent'),
+      /MAX_STREAMS must be below MAX_CONNECTIONS \(256\)/,
+    );
+    assert.equal(loadConfig({}, '/nonexistent').MAX_STREAMS, 64);
+    assert.equal(loadConfig({ MAX_CONNECTIONS: '40' }, '/nonexistent').MAX_STREAMS, 10);
+    assert.equal(loadConfig({ MAX_CONNECTIONS: '3' }, '/nonexistent').MAX_STREAMS, 1);
+    assert.throws(
       () => loadConfig({ TOOL_CONCURRENCY: '0' }, '/nonexistent'),
       /TOOL_CONCURRENCY must be between/,
     );

@@ -232,6 +232,10 @@ export class MqttBridge {
           else this.publishDevice(mac);
           this.countsSoon();
         }),
+        feed.subscribe('devices', ({ created, updated }) => {
+          for (const mac of created) this.publishDevice(mac);
+          for (const mac of updated) this.publishDevice(mac);
+        }),
       );
     }
     this.client.connect();

@@ -5,16 +5,20 @@
  * Formula injection: a spreadsheet runs a cell that starts with `=`, `+`, `-`, `@`, a tab or a CR
  * as a formula, and device names come from the LAN (a DHCP hostname is whatever a guest's phone
  * says). So the export puts a `'` in front of such a value (the OWASP advice), and the import takes
- * it off again: a netkeep export imports back unchanged. NetAlertX's own import would keep the `'`.
+ * it off again. For that to be exact, a value that itself starts with `'` is guarded too: the
+ * export prefixes `'` to every value starting with one of `= + - @ ' tab CR`, and the import takes
+ * the first character off every value that starts with `'` followed by one of those. Every value
+ * thus imports back exactly as it was exported (`'=1+1` is exported as `''=1+1`). NetAlertX's own
+ * import would keep the `'`.
  */
 
-const formulaStart = /^[=+\-@\t\r]/;
-const guardedFormula = /^'[=+\-@\t\r]/;
+const guardedStart = /^[=+\-@'\t\r]/;
+const guardedValue = /^'[=+\-@'\t\r]/;
 
 /** One value as an always-quoted CSV field, formula-guarded. */
 export function csvField(value: string | number | null): string {
   let text = value === null ? '' : String(value);
-  if (formulaStart.test(text)) text = `'${text}`;
+  if (guardedStart.test(text)) text = `'${text}`;
   return `"${text.replace(/"/g, '""')}"`;
 }
 
@@ -24,7 +28,7 @@ export function csvLine(values: ReadonlyArray<string | number | null>): string {
 
 /** The value a field held before the export guarded it. */
 export function unguard(text: string): string {
-  return guardedFormula.test(text) ? text.slice(1) : text;
+  return guardedValue.test(text) ? text.slice(1) : text;
 }
 
 export interface CsvRecord {

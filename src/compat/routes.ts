@@ -320,8 +320,8 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         plan.devices,
         new Date().toISOString().slice(0, 19).replace('T', ' '),
       );
-      for (const mac of inserted) feed?.publish('device', { mac, change: 'created' });
-      for (const mac of updated) feed?.publish('device', { mac, change: 'updated' });
+      // One change for the whole import, however many devices: a stream client gets one message.
+      if (inserted.length + updated.length > 0) feed?.publish('devices', { created: inserted, updated });
       return {
         success: true as const,
         inserted: inserted.length,

@@ -35,6 +35,11 @@ export interface AppOptions {
   readonly logger: FastifyBaseLogger | boolean;
   /** Browser origins allowed by CORS (CORS_ORIGINS); empty: no CORS headers at all. */
   readonly corsOrigins?: readonly string[];
+  /**
+   * TRUST_PROXY: the peers whose X-Forwarded-For/-Proto/-Host are believed (request.ip and
+   * request.protocol: the sign-in throttle, the logs, the cookie's Secure flag). Default: none.
+   */
+  readonly trustProxy?: boolean | readonly string[];
   /** Reported by GET /health; false while the database is not open. */
   readonly isHealthy?: () => boolean;
   /**
@@ -77,6 +82,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
     clientErrorHandler: handleClientError,
     rewriteUrl,
+    // Off unless configured: otherwise any client could name its own address and scheme.
+    trustProxy:
+      typeof options.trustProxy === 'object' ? [...options.trustProxy] : (options.trustProxy ?? false),
     // No 414 for a long path segment: it reaches its route and gets the route's own 400 ("not a
     // MAC address"). Node's header size limit (16 KiB with the request line) bounds it anyway.
     routerOptions: { maxParamLength: 16_384 },
@@ -152,6 +160,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
         url: request.url.split('?', 1)[0],
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
+        // The client's address: the proxy's, unless TRUST_PROXY believes its X-Forwarded-For.
+        client: request.ip,
       },
       'request',
     );
@@ -181,6 +191,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // browser would then ask for the page's assets over https and show a blank page.
     transformStaticCSP: withoutUpgradeInsecureRequests,
     uiConfig: { validatorUrl: null },
+    // The plugin redirects /docs/static/index.html to /docs/ by rewriting a URL that ends with the
+    // file name: with a query string it does not end so, and the page redirected to itself forever.
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        const target = docsIndexRedirect(request.url);
+        if (target === undefined) done();
+        else void reply.redirect(target);
+      },
+    },
   });
   app.addSchema(ErrorSchema);
   await app.register(sessionRoutes, { sessions, isToken: tokenEquals(options.token) });
@@ -216,6 +235,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
 export function hookList<T>(hooks: T | T[] | undefined): T[] {
   if (hooks === undefined) return [];
   return Array.isArray(hooks) ? hooks : [hooks];
+}
+
+/** Where `/docs/static/index.html[?query]` goes (the docs page, with the query), or undefined for other URLs. */
+export function docsIndexRedirect(url: string): string | undefined {
+  const at = url.indexOf('?');
+  const path = at < 0 ? url : url.slice(0, at);
+  if (path !== '/docs/static/index.html') return undefined;
+  const query = at < 0 ? '' : url.slice(at + 1);
+  return query === '' ? '/docs/' : `/docs/?${query}`;
 }
 
 /** A Content-Security-Policy without its upgrade-insecure-requests directive. */

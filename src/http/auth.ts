@@ -41,6 +41,29 @@ const queryTokenRefused = () =>
 /** Methods that change nothing: a cookie alone may authorise them from anywhere SameSite allows. */
 const safeMethods = new Set(['GET', 'HEAD']);
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route runs a tool or sends traffic whatever its method (a GET included): a request that
+     * only the session cookie authorises must come from this server's own pages (`toolRoute`).
+     */
+    runsTool?: boolean;
+  }
+}
+
+/** Route config of a route that runs a tool on GET (spread it into the route's `config`). */
+export const toolRoute = { runsTool: true } as const;
+
+/**
+ * Whether a cookie-authorised request that acts comes from this server's own pages: its Origin is
+ * ours, or the browser says `Sec-Fetch-Site: same-origin`. Browsers send no Origin with a
+ * same-origin GET but do send Sec-Fetch-Site, and page script can set neither. `same-site` (another
+ * port or subdomain of the site, which SameSite=Strict lets the cookie reach) is not enough.
+ */
+export function fromOwnPage(request: FastifyRequest): boolean {
+  return sameOrigin(request) || request.headers['sec-fetch-site'] === 'same-origin';
+}
+
 /**
  * Compares a candidate with the token in constant time; an empty token never matches.
  *
@@ -73,8 +96,10 @@ export function tokenChecker(token: string): (header: string | undefined) => boo
 
 /**
  * The bearer header or a console session cookie authorises a request. A request that only the
- * cookie authorises and that may change something must carry this server's own Origin: a
- * defence against cross-site request forgery on top of SameSite=Strict.
+ * cookie authorises and that may change something must carry this server's own Origin, and one
+ * that runs a tool (a GET included: `toolRoute`) must come from this server's own pages: a defence
+ * against cross-site request forgery on top of SameSite=Strict, which lets every page of the same
+ * site (another port of the same host) send the cookie.
  */
 export function registerAuth(app: FastifyInstance, token: string, sessions: SessionStore): void {
   const isAuthorized = tokenChecker(token);
@@ -89,6 +114,15 @@ export function registerAuth(app: FastifyInstance, token: string, sessions: Sess
         403,
         'Forbidden',
         "A change authorised by the session cookie must come from this server's own pages (Origin).",
+        undefined,
+        {},
+        'ORIGIN_REQUIRED',
+      );
+    if (request.routeOptions.config.runsTool === true && !fromOwnPage(request))
+      return new ApiError(
+        403,
+        'Forbidden',
+        "A tool run authorised by the session cookie must come from this server's own pages (Origin, or Sec-Fetch-Site: same-origin).",
         undefined,
         {},
         'ORIGIN_REQUIRED',

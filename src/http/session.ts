@@ -82,14 +82,15 @@ export function sessionIdFrom(cookieHeader: string | undefined): string | undefi
 
 /**
  * Whether the request's Origin header is this server's own origin: an http(s) origin whose
- * host:port is the Host the request was sent to. A missing or `null` Origin is not. The scheme is
- * not compared with the connection's because netkeep may sit behind a TLS-terminating proxy; one
+ * host:port is the Host the request was sent to (or, from a proxy TRUST_PROXY trusts, its
+ * X-Forwarded-Host: the host the browser asked for). A missing or `null` Origin is not. The scheme
+ * is not compared with the connection's because netkeep may sit behind a TLS-terminating proxy; one
  * host:port serves one scheme, so the host:port decides.
  */
 export function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;
-  const host = request.headers.host;
-  if (origin === undefined || origin === 'null' || host === undefined) return false;
+  const host = request.host;
+  if (origin === undefined || origin === 'null' || host === '') return false;
   let url: URL;
   try {
     url = new URL(origin);
@@ -101,42 +102,80 @@ export function sameOrigin(request: FastifyRequest): boolean {
   return url.host === host.toLowerCase();
 }
 
-/** Sign-in attempts with a wrong token allowed per client address within `attemptWindowMs`. */
-const maxFailedAttempts = 10;
-const attemptWindowMs = 5 * 60_000;
-const maxTrackedClients = 10_000;
+/**
+ * Failed sign-ins allowed per client address, and from all addresses together, within a window.
+ * Only failures are throttled: a correct token always signs in, so that whoever shares an address
+ * with a guesser (every user behind one reverse proxy) is never locked out. The throttle does not
+ * stop guessing (the bearer header on any API path is checked without one; the token's entropy
+ * does that); it bounds what wrong tokens cost: log lines, and answers that say 429 instead of 403.
+ */
+export interface SignInLimits {
+  readonly perAddress: number;
+  readonly global: number;
+  readonly windowMs: number;
+  /** Addresses tracked at once (a bound on memory); past it the oldest window is forgotten. */
+  readonly trackedAddresses: number;
+}
 
-/** Counts failed sign-ins per client address in a fixed window; refuses beyond the limit. */
+export const signInLimits: SignInLimits = {
+  perAddress: 10,
+  global: 1000,
+  windowMs: 5 * 60_000,
+  trackedAddresses: 10_000,
+};
+
+interface Window {
+  count: number;
+  windowEnds: number;
+}
+
+/** Counts failed sign-ins per client address and in total, in fixed windows; says when to refuse. */
 export class SignInLimiter {
-  private readonly failures = new Map<string, { count: number; windowEnds: number }>();
+  /** Address -> its window. A Map iterates in insertion order: oldest window first. */
+  private readonly failures = new Map<string, Window>();
+  private readonly all: Window = { count: 0, windowEnds: 0 };
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly limits: SignInLimits = signInLimits,
+  ) {}
 
-  /** Seconds to wait before trying again, or 0 when the client may try now. */
+  /** Seconds a client must wait before a wrong token is answered 403 again (0: not throttled). */
   retryAfter(client: string): number {
-    const entry = this.failures.get(client);
-    if (entry === undefined) return 0;
     const now = this.now();
-    if (entry.windowEnds <= now) {
-      this.failures.delete(client);
-      return 0;
-    }
-    return entry.count >= maxFailedAttempts ? Math.ceil((entry.windowEnds - now) / 1000) : 0;
+    let wait = 0;
+    if (this.all.windowEnds > now && this.all.count >= this.limits.global) wait = this.all.windowEnds - now;
+    const entry = this.failures.get(client);
+    if (entry !== undefined && entry.windowEnds <= now) this.failures.delete(client);
+    else if (entry !== undefined && entry.count >= this.limits.perAddress)
+      wait = Math.max(wait, entry.windowEnds - now);
+    return Math.ceil(wait / 1000);
   }
 
   recordFailure(client: string): void {
     const now = this.now();
+    if (this.all.windowEnds <= now) {
+      this.all.count = 0;
+      this.all.windowEnds = now + this.limits.windowMs;
+    }
+    this.all.count++;
     const entry = this.failures.get(client);
     if (entry !== undefined && entry.windowEnds > now) {
       entry.count++;
       return;
     }
-    if (this.failures.size >= maxTrackedClients) {
-      for (const [key, value] of this.failures) if (value.windowEnds <= now) this.failures.delete(key);
-      const oldest = this.failures.keys().next().value;
-      if (this.failures.size >= maxTrackedClients && oldest !== undefined) this.failures.delete(oldest);
+    this.failures.delete(client);
+    // Windows end in insertion order: the oldest ones first, until the table has room.
+    for (const [key, value] of this.failures) {
+      if (value.windowEnds > now && this.failures.size < this.limits.trackedAddresses) break;
+      this.failures.delete(key);
     }
-    this.failures.set(client, { count: 1, windowEnds: now + attemptWindowMs });
+    this.failures.set(client, { count: 1, windowEnds: now + this.limits.windowMs });
+  }
+
+  /** Addresses tracked now (for tests: the table is bounded). */
+  get tracked(): number {
+    return this.failures.size;
   }
 }
 
@@ -189,18 +228,19 @@ export default async function sessionRoutes(app: App, opts: SessionRoutesOptions
       // A page of another site must not even sign a browser in (login CSRF): a foreign Origin is
       // refused. Clients without an Origin (curl, scripts) are fine: they hold the token anyway.
       if (request.headers.origin !== undefined && !sameOrigin(request)) throw foreignOrigin('Sign-in');
-      const client = request.ip;
-      const wait = limiter.retryAfter(client);
-      if (wait > 0)
-        throw new ApiError(
-          429,
-          'Too Many Requests',
-          `Too many wrong tokens; try again in ${wait} s.`,
-          undefined,
-          { 'Retry-After': String(wait) },
-          'SIGN_IN_RATE_LIMITED',
-        );
+      // A correct token always signs in: only failures are throttled (see SignInLimiter).
       if (!opts.isToken(request.body.token)) {
+        const client = request.ip;
+        const wait = limiter.retryAfter(client);
+        if (wait > 0)
+          throw new ApiError(
+            429,
+            'Too Many Requests',
+            `Too many wrong tokens; try again in ${wait} s.`,
+            undefined,
+            { 'Retry-After': String(wait) },
+            'SIGN_IN_RATE_LIMITED',
+          );
         limiter.recordFailure(client);
         throw new ApiError(403, 'Forbidden', 'The token is not correct.', undefined, {}, 'WRONG_TOKEN');
       }

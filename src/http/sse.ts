@@ -4,11 +4,15 @@
  * every refusal before that point is still the plain JSON error; from then on the answer is 200
  * `text/event-stream` and each message is `id:` (optional), `event:` and one `data:` line of JSON.
  *
- * Memory is bounded per client: writes go straight to the socket, and a client whose unsent bytes
- * (Node's writable buffer, i.e. what the kernel would not take) pass `maxBufferedBytes` when the
- * next message comes is cut off instead of being buffered without end. A client thus holds at most
- * that limit plus one message (or one batch of them). A comment line every `keepAliveMs` keeps proxies from
- * closing an idle stream.
+ * Memory is bounded per client: writes go straight to the socket, and a client is cut off instead
+ * of being buffered without end when either
+ * - its unsent bytes from earlier ticks (Node's writable buffer: what the kernel would not take)
+ *   pass `maxBufferedBytes` when the next message comes (a stalled reader), or
+ * - what is written to it within one tick, before Node hands it to the socket, would pass
+ *   `maxBufferedBytes` (a burst: many messages at once). Only the first write of a tick may be
+ *   larger on its own (one batch of the live hub, whose buffer all clients share).
+ * A client thus holds at most twice the limit, or the limit and one batch. A comment line every
+ * `keepAliveMs` keeps proxies from closing an idle stream.
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -89,14 +93,25 @@ export class EventStream {
   }
 
   /**
-   * Writes preformatted message text (the hub formats a message once for every client). A client
-   * still holding more than maxBufferedBytes of earlier writes is dropped instead.
+   * Writes preformatted message text (the hub formats a batch once for every client). A client
+   * still holding more than maxBufferedBytes of earlier ticks' writes, or whose writes in this tick
+   * would pass maxBufferedBytes, is dropped instead.
    */
   write(text: string | Buffer): boolean {
     if (this.ended) return false;
     const limit = this.options.maxBufferedBytes;
-    if (limit !== undefined && this.res.writableLength - this.writtenThisTick > limit) {
-      // A stalled reader: what it has not taken is dropped with the connection.
+    if (limit === undefined) {
+      this.res.write(text);
+      return true;
+    }
+    const size = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+    // Node corks a chunked response until the next tick: what was written in this tick has not had
+    // its chance to reach the socket yet, so it is not the reader's backlog; but it is held all the
+    // same, so it has a bound of its own.
+    const backlog = this.res.writableLength - this.writtenThisTick;
+    if (backlog > limit || (this.writtenThisTick > 0 && this.writtenThisTick + size > limit)) {
+      // What the client has not taken is dropped with the connection; it may reconnect with
+      // Last-Event-ID and be replayed what it missed.
       const buffered = this.res.writableLength;
       this.res.destroy();
       this.finish();
@@ -104,15 +119,11 @@ export class EventStream {
       return false;
     }
     this.res.write(text);
-    if (limit !== undefined) {
-      // Node corks a chunked response until the next tick: what was written in this tick has not
-      // had its chance to reach the socket yet, so it is not counted as the client's backlog.
-      if (this.writtenThisTick === 0)
-        process.nextTick(() => {
-          this.writtenThisTick = 0;
-        });
-      this.writtenThisTick += typeof text === 'string' ? Buffer.byteLength(text) : text.length;
-    }
+    if (this.writtenThisTick === 0)
+      process.nextTick(() => {
+        this.writtenThisTick = 0;
+      });
+    this.writtenThisTick += size;
     return true;
   }
 

@@ -5,17 +5,22 @@
  * - `device-event`: one per event a scan cycle wrote, as the webhook's event object (the device's
  *   name, owner, type, vendor, IP and status read once per cycle, after the cycle committed);
  * - `scan`: a finished cycle's summary;
- * - `device`: an API write, `{mac, change}`.
+ * - `device`: an API write, `{mac, change}`;
+ * - `devices-changed`: many devices changed at once (a CSV import), `{created, updated}` counts:
+ *   one message for the whole import, not one per device.
  *
  * Ids are `<boot>-<n>`: n counts up from 1 in this process, and boot tells one run of the server
  * from the next, so a client that reconnects after a restart is told it missed messages instead
  * of being handed the wrong ones. The replay buffer is a ring of the last `replayLimit` messages.
- * Messages of one publication (a whole cycle's events) go to each subscriber as one batch, so that
- * a client gets one write per cycle instead of one per event.
+ * Every message published within one tick of the event loop (a whole cycle's events, the cycle's
+ * summary) goes to each subscriber as one batch at the end of the tick: a client gets one write per
+ * tick, however many publications it held, and the batch is formatted once for every client. That
+ * is what lets the stream writer bound each client's unsent bytes (sse.ts) without cutting off a
+ * client that reads.
  */
 import type { ChangeEvents, ChangeFeed, ScanEventRecord } from '../events.js';
 
-export type LiveEventName = 'device-event' | 'scan' | 'device';
+export type LiveEventName = 'device-event' | 'scan' | 'device' | 'devices-changed';
 
 export interface LiveMessage {
   /** `<boot>-<n>`, the SSE `id:`. */
@@ -79,6 +84,9 @@ export class LiveHub {
   /** The ring: `ring[(seq - 1) % limit]` holds message `seq` while it is among the last `limit`. */
   private readonly ring: LiveMessage[] = [];
   private lastSeq = 0;
+  /** The newest message handed to the subscribers (the rest wait in `pending` for the tick's end). */
+  private deliveredSeq = 0;
+  private pending: LiveMessage[] = [];
   private readonly listeners = new Set<LiveListener>();
   private readonly unsubscribe: (() => void)[];
 
@@ -95,12 +103,17 @@ export class LiveHub {
       feed.subscribe('device', (change) => {
         this.publish([['device', { mac: change.mac, change: change.change }]]);
       }),
+      feed.subscribe('devices', (change) => {
+        this.publish([
+          ['devices-changed', { created: change.created.length, updated: change.updated.length }],
+        ]);
+      }),
     ];
   }
 
-  /** The id of the newest message ('' before the first). */
+  /** The id of the newest message delivered to the subscribers ('' before the first). */
   get lastId(): string {
-    return this.lastSeq === 0 ? '' : this.idOf(this.lastSeq);
+    return this.deliveredSeq === 0 ? '' : this.idOf(this.deliveredSeq);
   }
 
   get subscribers(): number {
@@ -115,7 +128,11 @@ export class LiveHub {
     };
   }
 
-  /** The messages after `lastEventId` (a client's Last-Event-ID), or why they cannot be given. */
+  /**
+   * The messages after `lastEventId` (a client's Last-Event-ID) up to the newest delivered one, or
+   * why they cannot be given. Those still pending reach a client that subscribes in the same tick
+   * with the tick's batch.
+   */
   replayAfter(lastEventId: string): Replay {
     const match = /^([0-9a-z]+)-(\d{1,15})$/.exec(lastEventId);
     if (match?.[1] !== this.bootId) {
@@ -125,13 +142,13 @@ export class LiveHub {
       };
     }
     const seq = Number(match[2]);
-    if (seq > this.lastSeq) return { kind: 'gap', reason: 'That id was not issued by this server.' };
+    if (seq > this.deliveredSeq) return { kind: 'gap', reason: 'That id was not issued by this server.' };
     const oldest = Math.max(1, this.lastSeq - this.ring.length + 1);
     if (seq < oldest - 1) {
       return { kind: 'gap', reason: 'Messages after that id are no longer in the replay buffer.' };
     }
     const messages: LiveMessage[] = [];
-    for (let s = seq + 1; s <= this.lastSeq; s++) {
+    for (let s = seq + 1; s <= this.deliveredSeq; s++) {
       const message = this.ring[(s - 1) % this.options.replayLimit];
       if (message) messages.push(message);
     }
@@ -155,11 +172,21 @@ export class LiveHub {
   }
 
   private publish(items: ReadonlyArray<readonly [LiveEventName, unknown]>): void {
-    const batch = items.map(([event, data]) => {
+    if (items.length === 0) return;
+    if (this.pending.length === 0) process.nextTick(this.deliver);
+    for (const [event, data] of items) {
       const message: LiveMessage = { id: this.idOf(++this.lastSeq), event, json: JSON.stringify(data) };
       if (this.options.replayLimit > 0) this.ring[(this.lastSeq - 1) % this.options.replayLimit] = message;
-      return message;
-    });
+      this.pending.push(message);
+    }
+  }
+
+  /** Hands the tick's messages to every subscriber as one batch. */
+  private readonly deliver = (): void => {
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    this.deliveredSeq = this.lastSeq;
     for (const listener of this.listeners) {
       try {
         listener(batch);
@@ -167,7 +194,7 @@ export class LiveHub {
         // A client's write failing is that client's end, never the other clients'.
       }
     }
-  }
+  };
 
   private idOf(seq: number): string {
     return `${this.bootId}-${seq}`;

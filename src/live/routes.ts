@@ -6,6 +6,7 @@
  * shutdown never waits for them.
  */
 import type { App } from '../http/app.js';
+import { ApiError } from '../http/errors.js';
 import { ErrorRef } from '../http/schemas.js';
 import { eventStreamRoute, openEventStream, type EventStream } from '../http/sse.js';
 import type { LiveHub, LiveMessage } from './hub.js';
@@ -16,6 +17,8 @@ export interface LiveRoutesOptions {
   readonly keepAliveMs: number;
   /** STREAM_CLIENT_BUFFER_BYTES: unsent bytes past which a client is dropped. */
   readonly clientBufferBytes: number;
+  /** MAX_STREAMS: open streams past which a new one is refused (503), leaving connections for the rest. */
+  readonly maxStreams: number;
 }
 
 /** The wire text of a batch, built once for every client (the hub hands each the same array). */
@@ -31,6 +34,13 @@ export function wireText(batch: readonly LiveMessage[]): Buffer {
     wireCache.set(batch, text);
   }
   return text;
+}
+
+/** The byte length wireText would have, without building it (ids and event names are ASCII). */
+function wireSize(batch: readonly LiveMessage[]): number {
+  let size = 0;
+  for (const m of batch) size += m.id.length + m.event.length + Buffer.byteLength(m.json) + 21;
+  return size;
 }
 
 export default async function liveRoutes(app: App, options: LiveRoutesOptions): Promise<void> {
@@ -49,10 +59,12 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
         summary: 'Live feed of changes (Server-Sent Events)',
         description:
           'text/event-stream of `device-event` (each event a scan cycle writes, as the webhook event object), ' +
-          '`scan` (a finished cycle summary) and `device` ({mac, change} for API writes). Every message has an id; ' +
+          '`scan` (a finished cycle summary), `device` ({mac, change} for API writes) and `devices-changed` ' +
+          '({created, updated} counts: one message for a whole CSV import). Every message has an id; ' +
           'reconnecting with Last-Event-ID replays what was missed from a buffer of STREAM_REPLAY_EVENTS messages, ' +
-          'or sends one `reset` message when that is no longer possible. A client that falls more than ' +
-          'STREAM_CLIENT_BUFFER_BYTES behind is disconnected.',
+          'or sends one `reset` message when that is no longer possible (or more than STREAM_CLIENT_BUFFER_BYTES). A client that falls more than ' +
+          'STREAM_CLIENT_BUFFER_BYTES behind, or would be sent more than that at once, is disconnected. At most MAX_STREAMS streams are open at once: ' +
+          'past that, 503 STREAM_LIMIT (with Retry-After) and the connection is closed.',
         headers: {
           type: 'object',
           properties: { 'last-event-id': { type: 'string', maxLength: 64 } },
@@ -63,10 +75,23 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
           403: ErrorRef,
+          503: ErrorRef,
         },
       },
     },
     async (request, reply) => {
+      if (open.size >= options.maxStreams) {
+        // The refused client's connection is not kept: it would hold one of MAX_CONNECTIONS idle.
+        void reply.header('Connection', 'close');
+        throw new ApiError(
+          503,
+          'Unavailable',
+          `Too many open streams: at most MAX_STREAMS (${options.maxStreams}) at once; try again later.`,
+          undefined,
+          { 'Retry-After': '10' },
+          'STREAM_LIMIT',
+        );
+      }
       const lastEventId = request.headers['last-event-id'];
       const stream = openEventStream(request, reply, {
         keepAliveMs: options.keepAliveMs,
@@ -80,9 +105,16 @@ export default async function liveRoutes(app: App, options: LiveRoutesOptions): 
       });
       if (typeof lastEventId === 'string' && lastEventId !== '') {
         const replay = hub.replayAfter(lastEventId);
-        if (replay.kind === 'gap')
-          stream.send('reset', { lastEventId, message: replay.reason }, hub.lastId || undefined);
-        else if (replay.messages.length > 0) stream.write(wireText(replay.messages));
+        // A replay is built for this client alone: more than the client may hold is a reset.
+        const message =
+          replay.kind === 'gap'
+            ? replay.reason
+            : wireSize(replay.messages) > options.clientBufferBytes
+              ? 'More was missed than STREAM_CLIENT_BUFFER_BYTES allows to replay.'
+              : undefined;
+        if (message !== undefined) stream.send('reset', { lastEventId, message }, hub.lastId || undefined);
+        else if (replay.kind === 'messages' && replay.messages.length > 0)
+          stream.write(wireText(replay.messages));
       }
       // Replay and subscription happen in the same tick: no message can fall between them.
       const unsubscribe = hub.subscribe((batch) => {

@@ -9,6 +9,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Config } from '../config.js';
 import type { App } from '../http/app.js';
+import { toolRoute } from '../http/auth.js';
 import { stringEnum } from '../enum-schema.js';
 import { commonErrors, ErrorRef } from '../http/schemas.js';
 import { eventStreamRoute, streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
@@ -157,7 +158,7 @@ export default async function nettoolsRoutes(
   app.get(
     '/nettools/speedtest',
     {
-      config: eventStreamRoute,
+      config: { ...eventStreamRoute, ...toolRoute },
       schema: {
         tags,
         summary: 'Measure internet ping, download and upload',
@@ -282,6 +283,7 @@ export default async function nettoolsRoutes(
   app.get(
     '/nettools/internetinfo',
     {
+      config: toolRoute,
       schema: {
         tags,
         summary: 'Public IP, city, country and organisation of the internet connection',

@@ -271,6 +271,24 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
       'empty config of h2',
     );
 
+    // 4b. A CSV import (one feed change for all its devices) publishes each imported device's config.
+    const imported = ['02:ee:00:00:00:01', '02:ee:00:00:00:02'];
+    const csv = `"devMac","devName"\r\n${imported.map((mac) => `"${mac}","imported"\r\n`).join('')}`;
+    const importRes = await first.request('POST', '/devices/import', {
+      body: { content: Buffer.from(csv).toString('base64') },
+    });
+    assert.equal(importRes.status, 200, importRes.text);
+    await watch.waitUntil(
+      (m) =>
+        imported.every((mac) =>
+          m.some(
+            (x) =>
+              x.topic === `homeassistant/device_tracker/netkeep_${mac12(mac)}/config` && x.payload !== '',
+          ),
+        ),
+      'configs of the imported devices',
+    );
+
     // 5. Home Assistant's birth message: every config again (and none for the deleted device).
     const routerConfig = `homeassistant/device_tracker/netkeep_${mac12(lan.routerMac)}/config`;
     const configsBefore = watch.on(routerConfig).length;

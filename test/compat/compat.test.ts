@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { storedFields } from '../../src/devices/catalogue.js';
+import { InProcessServer } from '../helpers/inject.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
 
 type Json = Record<string, unknown>;
@@ -358,6 +359,50 @@ describe('CORS off by default', () => {
         assert.match(err.message, /configuration error: (CORS_ORIGINS|API_TOKEN is set but empty)/);
         return true;
       });
+    }
+  });
+});
+
+describe('CSV export and import: the formula guard round-trips', () => {
+  let server: InProcessServer;
+  before(async () => {
+    server = await InProcessServer.start();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  test("names starting with = + - @ ' tab or CR come back exactly as they were", async () => {
+    const names = [
+      "'=1+1",
+      '=1+1',
+      '+1',
+      '-1',
+      '@SUM(A1)',
+      '\tTab',
+      '\rCR',
+      "'",
+      "''=x",
+      "'plain",
+      "'\ttab",
+      'plain',
+    ];
+    const mac = (i: number) => `ab:00:00:00:00:${String(i).padStart(2, '0')}`;
+    for (const [i, devName] of names.entries()) {
+      const res = await server.request('POST', `/device/${mac(i)}`, { body: { createNew: true, devName } });
+      assert.equal(res.status, 200, res.text);
+    }
+    const exported = (await server.request('GET', '/devices/export')).text;
+    // Every exported cell is safe to open in a spreadsheet: none starts with a formula character.
+    assert.doesNotMatch(exported, /(^|,)"[=+\-@\t\r]/m);
+    const res = await server.request('POST', '/devices/import', {
+      body: { content: Buffer.from(exported).toString('base64') },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.json.skipped_lines, []);
+    for (const [i, devName] of names.entries()) {
+      const device = await server.request('GET', `/device/${mac(i)}`);
+      assert.equal(device.json.devName, devName, JSON.stringify(devName));
     }
   });
 });

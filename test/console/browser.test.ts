@@ -2,11 +2,13 @@
  * The web console in a real browser (Debian's chromium through playwright-core) against the real
  * server on loopback: sign-in, the device list with search and filters, editing a device, deep
  * links, Wake-on-LAN (a UDP listener here receives the magic packet) and nmap of 127.0.0.1 from the
- * device page, and a cross-origin write with the session cookie refused. One browser for the file.
+ * device page, a cross-origin write with the session cookie refused, and a page refused a stream
+ * (MAX_STREAMS) going live once one is free.
  */
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromiumSkipReason, launchChromium } from '../helpers/browser.js';
@@ -198,6 +200,37 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByRole('link', { name: 'arrived live' }).waitFor();
   });
 
+  test('an import of many devices reaches the live list as one `devices-changed` message', async (t) => {
+    if (!liveBuild) {
+      t.diagnostic('this build has no GET /stream: the list is not live, nothing to check');
+      return;
+    }
+    const before = Number((await server.request('GET', '/devices')).json.total);
+    await page.goto(`${server.url}/ui/?status=all`);
+    await page.getByRole('button', { name: new RegExp(`^${before}\\s*Devices$`) }).waitFor();
+    const rows = Array.from(
+      { length: 50 },
+      (_, i) => `"02:cd:00:00:00:${i.toString(16).padStart(2, '0')}"\r\n`,
+    );
+    const content = Buffer.from(`"devMac"\r\n${rows.join('')}`).toString('base64');
+    const res = await server.request('POST', '/devices/import', { body: { content } });
+    assert.equal(res.status, 200, res.text);
+    await page
+      .getByRole('button', { name: new RegExp(`^${before + 50}\\s*Devices$`) })
+      .waitFor({ timeout: 15_000 });
+  });
+
+  test('the console’s own GET of a tool passes the Origin rule (Sec-Fetch-Site: same-origin)', async () => {
+    await page.goto(`${server.url}/ui/tools`);
+    const answered = page.waitForResponse((r) => r.url().endsWith('/nettools/internetinfo'));
+    await page.getByRole('region', { name: 'Internet info' }).getByRole('button', { name: 'Ask' }).click();
+    const response = await answered;
+    // The stand-in address (127.0.0.1:9) answers nothing: the tool ran and failed, not a 403.
+    const body = (await response.json()) as { code?: string };
+    assert.equal(response.status(), 500, JSON.stringify(body));
+    assert.equal(body.code, 'INTERNETINFO_FAILED');
+  });
+
   test('a cross-origin write carrying the session cookie is refused (403 by the Origin rule)', async () => {
     // A page on another loopback port is same-site (ports do not split sites), so the browser does
     // send the SameSite=Strict cookie: only the Origin check stands between it and a write.
@@ -251,3 +284,54 @@ describe('web console in Chromium', { skip }, () => {
     assert.equal(res, 403);
   });
 });
+
+describe(
+  'web console in Chromium: a page refused a stream (MAX_STREAMS) goes live once one is free',
+  { skip },
+  () => {
+    let server: TestServer;
+    let browser: Browser;
+
+    before(async () => {
+      server = await TestServer.start({ env: { MAX_STREAMS: '1', MAX_CONNECTIONS: '16' } });
+      browser = await launchChromium();
+    });
+    after(async () => {
+      await browser.close();
+      await server.stop();
+    });
+
+    test('the list follows changes after the stream it was refused becomes free', async () => {
+      const openapi = await server.request('GET', '/openapi.json');
+      if (!('/stream' in (openapi.json.paths as Record<string, unknown>))) return;
+      // Another client holds the only stream.
+      const holder = connect(server.port, '127.0.0.1');
+      holder.on('error', () => undefined);
+      await new Promise((resolve) => holder.once('connect', resolve));
+      holder.write(
+        `GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nAccept: text/event-stream\r\n\r\n`,
+      );
+      await new Promise((resolve) => holder.once('data', resolve));
+      try {
+        const context = await browser.newContext();
+        const page = await context.newPage();
+        const refused = page.waitForResponse((r) => r.url().endsWith('/stream') && r.status() === 503);
+        await page.goto(`${server.url}/ui/?status=all`);
+        await page.getByLabel('API token').fill(server.token);
+        await page.keyboard.press('Enter');
+        await page.getByRole('button', { name: /^0\s*Devices$/ }).waitFor();
+        await refused;
+        holder.destroy();
+        const created = await server.request('POST', '/device/02:cf:00:00:00:01', {
+          body: { createNew: true, devName: 'after the refusal' },
+        });
+        assert.equal(created.status, 200);
+        // The page asks for a stream again (every 10 s) and reloads once it has one.
+        await page.getByRole('link', { name: 'after the refusal' }).waitFor({ timeout: 30_000 });
+        await context.close();
+      } finally {
+        holder.destroy();
+      }
+    });
+  },
+);

@@ -140,6 +140,28 @@ describe('error answers and auth order', () => {
     assert.equal(res.json.success, false);
   });
 
+  test('/docs/static/index.html with a query redirects once, to the docs page, never to itself', async () => {
+    for (const target of [
+      '/docs/static/index.html?x=1',
+      '/docs/static/index.html?',
+      '/docs/static/index.html',
+    ]) {
+      // Follow the redirects as a browser would, at most 5 of them.
+      let url = target;
+      const get = (path: string) => fetch(`${server.url}${path}`, { redirect: 'manual' });
+      let res = await get(url);
+      const seen = [url];
+      for (let hops = 0; hops < 5 && res.status >= 300 && res.status < 400; hops++) {
+        url = res.headers.get('location') ?? '';
+        assert.ok(!seen.includes(url), `${target}: redirected back to ${url}`);
+        seen.push(url);
+        res = await get(url);
+      }
+      assert.equal(res.status, 200, `${target}: ${seen.join(' -> ')}`);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/html/, target);
+    }
+  });
+
   test('413 names the limit and closes the connection without reading the rest', async () => {
     const res = await rawRequest(
       server.port,

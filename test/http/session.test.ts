@@ -5,8 +5,10 @@
  * assets, caching, compression, CSP) and the /docs CSP.
  */
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { loadConfig } from '../../src/config.js';
 import { SessionStore, SignInLimiter, sessionIdFrom } from '../../src/http/session.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
 
@@ -236,7 +238,7 @@ describe('console session', () => {
     }
   });
 
-  test('wrong tokens are rate-limited: 429 with Retry-After, and the right token waits too', async () => {
+  test('wrong tokens are rate-limited: 429 with Retry-After; the right token still signs in', async () => {
     let limited: Awaited<ReturnType<typeof signIn>> | undefined;
     for (let i = 0; i < 15 && limited === undefined; i++) {
       const res = await signIn(server, `wrong-${i}`);
@@ -246,7 +248,11 @@ describe('console session', () => {
     assert.ok(limited, 'a 429 after some wrong tokens');
     assert.equal(limited.json.code, 'SIGN_IN_RATE_LIMITED');
     assert.match(limited.headers.get('retry-after') ?? '', /^\d+$/);
-    assert.equal((await signIn(server)).status, 429);
+    // Whoever shares the guesser's address (everyone behind one proxy) is not locked out.
+    const right = await signIn(server);
+    assert.equal(right.status, 200, right.text);
+    assert.match(right.headers.get('set-cookie') ?? '', /^netkeep_session=/);
+    assert.equal((await signIn(server, 'wrong-again')).status, 429);
     // The bearer header is not part of sign-in and keeps working.
     assert.equal((await server.request('GET', '/devices')).status, 200);
   });
@@ -274,5 +280,235 @@ describe('session store and limiter (unit)', () => {
     assert.equal(limiter.retryAfter('203.0.113.8'), 0);
     now += 5 * 60_000 + 1;
     assert.equal(limiter.retryAfter('203.0.113.4'), 0);
+  });
+
+  test('the limiter throttles failures from all addresses together, and tracks a bounded number', () => {
+    let now = 0;
+    const limits = { perAddress: 3, global: 20, windowMs: 60_000, trackedAddresses: 8 };
+    const limiter = new SignInLimiter(() => now, limits);
+    for (let i = 0; i < 19; i++) limiter.recordFailure(`198.51.100.${i}`);
+    assert.equal(limiter.retryAfter('192.0.2.1'), 0, 'under the global limit');
+    assert.ok(limiter.tracked <= 8, `${limiter.tracked} addresses tracked`);
+    limiter.recordFailure('198.51.100.200');
+    assert.equal(limiter.retryAfter('192.0.2.1'), 60, 'a new address is throttled past the global limit');
+    now += 60_001;
+    assert.equal(limiter.retryAfter('192.0.2.1'), 0, 'the global window ended');
+    for (let i = 0; i < 10_000; i++) limiter.recordFailure(`10.${i >> 8}.${i & 255}.1`);
+    assert.ok(limiter.tracked <= 8, `${limiter.tracked} addresses tracked after 10,000`);
+  });
+});
+
+describe('tool routes authorised by the cookie need this server’s own page, whatever the method', () => {
+  let standIn: Server;
+  /** Requests the stand-in (ipinfo.io and the speed-test server in one) has received. */
+  const hits: string[] = [];
+  let server: TestServer;
+  let cookie: string;
+
+  before(async () => {
+    const block = Buffer.alloc(64 * 1024, 0x61);
+    standIn = createServer((req, res) => {
+      hits.push(`${req.method} ${req.url}`);
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.pathname === '/json') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ ip: '203.0.113.7', city: 'Zürich', country: 'CH', org: 'AS64500' }));
+      } else if (url.pathname === '/__down') {
+        let left = Math.min(Number(url.searchParams.get('bytes')) || 0, 4 * 1024 * 1024);
+        res.writeHead(200, { 'content-length': left });
+        while (left > 0) {
+          const piece = block.subarray(0, Math.min(left, block.length));
+          left -= piece.length;
+          res.write(piece);
+        }
+        res.end();
+      } else req.resume().on('end', () => res.end('ok'));
+    });
+    await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
+    const address = standIn.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    server = await TestServer.start({
+      env: {
+        INTERNETINFO_URL: `http://127.0.0.1:${port}/json`,
+        SPEEDTEST_SERVER_URL: `http://127.0.0.1:${port}`,
+        SPEEDTEST_DURATION_MS: '500',
+        SPEEDTEST_STREAMS: '1',
+      },
+    });
+    cookie = cookieOf((await signIn(server)).headers.get('set-cookie'));
+  });
+  after(async () => {
+    await server.stop();
+    standIn.closeAllConnections();
+    await new Promise((resolve) => standIn.close(resolve));
+  });
+
+  const toolGets: [string, Record<string, string>][] = [
+    ['/nettools/speedtest', {}],
+    ['/nettools/speedtest', { accept: 'text/event-stream' }],
+    ['/nettools/internetinfo', {}],
+  ];
+
+  test('every GET under /nettools that runs something is among those checked here', async () => {
+    const paths = (await server.request('GET', '/openapi.json')).json.paths as Record<
+      string,
+      Record<string, unknown>
+    >;
+    const gets = Object.keys(paths).filter(
+      (path) => path.startsWith('/nettools/') && 'get' in (paths[path] ?? {}),
+    );
+    // GET /nettools/scan only reads the scanner's status.
+    assert.deepEqual(
+      gets.filter((path) => path !== '/nettools/scan').sort(),
+      [...new Set(toolGets.map(([path]) => path))].sort(),
+    );
+  });
+
+  test('a cookie-only GET from another page of the site (another port) runs nothing: 403', async () => {
+    const attempts: [string, Record<string, string>][] = [
+      ['no Origin, no Sec-Fetch-Site', {}],
+      ['same-site (another port)', { 'sec-fetch-site': 'same-site' }],
+      ['cross-site', { 'sec-fetch-site': 'cross-site' }],
+      [
+        'another port as Origin',
+        { origin: `http://127.0.0.1:${server.port + 1}`, 'sec-fetch-site': 'same-site' },
+      ],
+      ['a foreign Origin', { origin: 'http://evil.example' }],
+    ];
+    for (const [path, extra] of toolGets)
+      for (const [what, headers] of attempts) {
+        const res = await server.request('GET', path, {
+          token: null,
+          headers: { cookie, ...extra, ...headers },
+        });
+        assert.equal(res.status, 403, `${path} ${what}: ${res.text}`);
+        assert.equal(res.json.code, 'ORIGIN_REQUIRED', `${path} ${what}`);
+      }
+    // HEAD runs the GET handler too.
+    for (const [path] of toolGets) {
+      const res = await server.request('HEAD', path, { token: null, headers: { cookie } });
+      assert.equal(res.status, 403, `HEAD ${path}`);
+    }
+    assert.deepEqual(hits, [], 'no tool ran');
+  });
+
+  test('from the console’s own page (Sec-Fetch-Site: same-origin, or its Origin) the tools run', async () => {
+    for (const [path, extra] of toolGets)
+      for (const headers of [{ 'sec-fetch-site': 'same-origin' }, { origin: server.url }] as Record<
+        string,
+        string
+      >[]) {
+        hits.length = 0;
+        const res = await server.request('GET', path, {
+          token: null,
+          headers: { cookie, ...extra, ...headers },
+        });
+        assert.equal(res.status, 200, `${path} ${JSON.stringify(headers)}: ${res.text}`);
+        assert.ok(hits.length > 0, `${path} ran the tool`);
+      }
+    // Reads that run nothing still need no Origin.
+    const status = await server.request('GET', '/nettools/scan', { token: null, headers: { cookie } });
+    assert.equal(status.status, 200, status.text);
+  });
+});
+
+describe('TRUST_PROXY: X-Forwarded-Proto and -For believed only from a trusted proxy', () => {
+  /** The client address in the request log line of the last sign-in. */
+  const loggedClient = async (server: TestServer): Promise<string | undefined> => {
+    await server.logsCaughtUp();
+    const lines = server.logs.filter((l) => l.includes('"msg":"request"') && l.includes('"url":"/session"'));
+    const line = lines.at(-1);
+    return line === undefined ? undefined : (JSON.parse(line) as { client?: string }).client;
+  };
+  /** Signs in wrongly from `address` (as X-Forwarded-For says) until a 429; the number of 403s before. */
+  const wrongUntilLimited = async (server: TestServer, address: string): Promise<number> => {
+    let refused = 0;
+    for (let i = 0; i < 15; i++) {
+      const res = await signIn(server, `wrong-${i}`, { 'x-forwarded-for': address });
+      if (res.status === 429) return refused;
+      assert.equal(res.status, 403, res.text);
+      refused++;
+    }
+    return refused;
+  };
+  const viaProxy = { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' };
+  /** A console page served through the proxy at https://netkeep.example. */
+  const proxiedPage = {
+    ...viaProxy,
+    'x-forwarded-host': 'netkeep.example',
+    origin: 'https://netkeep.example',
+  };
+
+  for (const [what, env] of [
+    ['off (the default)', {}],
+    ['a list that does not hold the client', { TRUST_PROXY: '10.0.0.0/8,192.0.2.1' }],
+  ] as const)
+    test(`${what}: a client's X-Forwarded-* headers are ignored`, async () => {
+      const server = await TestServer.start({ env });
+      try {
+        const res = await signIn(server, server.token, viaProxy);
+        assert.equal(res.status, 200, res.text);
+        assert.doesNotMatch(res.headers.get('set-cookie') ?? '', /Secure/, 'a forged https is not believed');
+        assert.equal(await loggedClient(server), '127.0.0.1');
+        // Wrong tokens count against the real address, whatever address the header names.
+        let refused = 0;
+        for (let i = 0; i < 15; i++) {
+          const res2 = await signIn(server, `wrong-${i}`, { 'x-forwarded-for': `198.51.100.${i}` });
+          if (res2.status === 429) break;
+          refused++;
+        }
+        assert.equal(refused, 10, 'the 11th wrong token from 127.0.0.1 is throttled');
+        // A forged X-Forwarded-Host does not make a foreign Origin this server's own.
+        const write = await server.request('POST', '/device/02:c0:00:00:00:09', {
+          token: null,
+          body: { createNew: true },
+          headers: { cookie: cookieOf(res.headers.get('set-cookie')), ...proxiedPage },
+        });
+        assert.equal(write.status, 403, write.text);
+      } finally {
+        await server.stop();
+      }
+    });
+
+  for (const [what, value] of [
+    ['a list with the proxy', '192.0.2.1, 127.0.0.1'],
+    ['a CIDR with the proxy', '127.0.0.0/8'],
+    ['on', 'on'],
+  ] as const)
+    test(`${what}: the proxy's X-Forwarded-Proto gives a Secure cookie, X-Forwarded-For the client`, async () => {
+      const server = await TestServer.start({ env: { TRUST_PROXY: value } });
+      try {
+        const res = await signIn(server, server.token, viaProxy);
+        assert.equal(res.status, 200, res.text);
+        assert.match(res.headers.get('set-cookie') ?? '', /; Secure/);
+        assert.equal(await loggedClient(server), '203.0.113.9');
+        const plain = await signIn(server, server.token, { 'x-forwarded-proto': 'http' });
+        assert.doesNotMatch(plain.headers.get('set-cookie') ?? '', /Secure/);
+        // The browser's Origin is the proxy's host (X-Forwarded-Host), not the Host netkeep sees.
+        const write = await server.request('POST', '/device/02:c0:00:00:00:09', {
+          token: null,
+          body: { createNew: true },
+          headers: { cookie: cookieOf(res.headers.get('set-cookie')), ...proxiedPage },
+        });
+        assert.equal(write.status, 200, write.text);
+        // The throttle counts each client behind the proxy on its own.
+        assert.equal(await wrongUntilLimited(server, '203.0.113.1'), 10);
+        assert.equal(await wrongUntilLimited(server, '203.0.113.2'), 10, 'another client is not throttled');
+      } finally {
+        await server.stop();
+      }
+    });
+
+  test('a malformed TRUST_PROXY stops the server at start naming the variable', () => {
+    assert.throws(
+      () => loadConfig({ TRUST_PROXY: 'yes' }, '/nonexistent'),
+      /TRUST_PROXY: 'yes' is not an IP/,
+    );
+    assert.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' }, '/nonexistent'), /TRUST_PROXY/);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: 'loopback, 10.1.0.0/16' }, '/nonexistent').TRUST_PROXY, [
+      'loopback',
+      '10.1.0.0/16',
+    ]);
+    assert.equal(loadConfig({}, '/nonexistent').TRUST_PROXY, false);
   });
 });

@@ -76,6 +76,45 @@ describe('GET /stream', () => {
     );
   });
 
+  test('a 2,000-device CSV import is one `devices-changed` message, not 2,000', async () => {
+    const stream = await openSse(server, 'GET', '/stream');
+    const mac = (i: number) =>
+      `0a:00:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`;
+    const csv = `"devMac"\r\n${Array.from({ length: 2000 }, (_, i) => `"${mac(i)}"\r\n`).join('')}`;
+    const boundary = '----netkeep-import';
+    const upload = () =>
+      server.request('POST', '/devices/import', {
+        rawBody:
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="devices.csv"\r\n` +
+          `Content-Type: text/csv\r\n\r\n${csv}\r\n--${boundary}--\r\n`,
+        contentType: `multipart/form-data; boundary=${boundary}`,
+      });
+    const first = await upload();
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.json.inserted, 2000);
+    await stream.waitFor((m) => m.event === 'devices-changed');
+    const second = await upload();
+    assert.equal(second.json.updated, 2000);
+    await stream.waitFor((m) => m.event === 'devices-changed' && m.json.updated === 2000);
+    // A write after the imports: every message of the imports has arrived before it.
+    const last = 'aa:bb:cc:00:00:77';
+    assert.equal(
+      (await server.request('POST', `/device/${last}`, { body: { createNew: true } })).status,
+      200,
+    );
+    await stream.waitFor((m) => m.event === 'device' && m.json.mac === last);
+    stream.close();
+    assert.deepEqual(
+      stream.messages.map((m) => [m.event, m.json]),
+      [
+        ['devices-changed', { created: 2000, updated: 0 }],
+        ['devices-changed', { created: 0, updated: 2000 }],
+        ['device', { mac: last, change: 'created' }],
+      ],
+    );
+    assert.equal((await server.request('DELETE', `/device/${last}/delete`)).status, 200);
+  });
+
   test('a scan cycle: every event it wrote, as the webhook event object, then its summary', async () => {
     const stream = await openSse(server, 'GET', '/stream');
     const res = await server.request('POST', '/nettools/scan');
@@ -165,6 +204,24 @@ describe('GET /stream', () => {
     assert.equal((await foreign.waitFor((m) => m.event === 'reset')).event, 'reset');
     late.close();
     foreign.close();
+  });
+
+  test('a replay larger than STREAM_CLIENT_BUFFER_BYTES is one `reset` instead', async () => {
+    const first = await openSse(server, 'GET', '/stream');
+    await server.request('POST', '/device/aa:bb:cc:00:00:03', { body: { createNew: true } });
+    const seen = await first.waitFor((m) => m.event === 'device');
+    first.close();
+    // A cycle: 6 device events and the summary, about 2 KB, within the ring of 8 but over 1 KiB.
+    const cycle = await server.request('POST', '/nettools/scan');
+    assert.equal(cycle.status, 200, cycle.text);
+    const again = await openSse(server, 'GET', '/stream', { headers: { 'last-event-id': seen.id ?? '' } });
+    const reset = await again.waitFor((m) => m.event === 'reset');
+    assert.match(String(reset.json.message), /STREAM_CLIENT_BUFFER_BYTES/);
+    assert.equal(again.messages.length, 1, JSON.stringify(again.messages.map((m) => m.event)));
+    // Live messages follow.
+    await server.request('DELETE', '/device/aa:bb:cc:00:00:03/delete');
+    await again.waitFor((m) => m.event === 'device' && m.json.change === 'deleted');
+    again.close();
   });
 
   test('a stalled reader is dropped past STREAM_CLIENT_BUFFER_BYTES; a reading client gets everything', async () => {

@@ -191,16 +191,24 @@ export function Card(props: {
   );
 }
 
+/** How long a page waits before it asks for a stream again after the server refused one. */
+const streamRetryMs = 10_000;
+
 /**
  * Subscribes to `GET /stream` (live changes) and calls `onChange` with each message's event name,
- * at most once a second. A server without the stream (404) is simply not live.
+ * at most once a second. `devices-changed` stands for many devices at once (an import) and `reset`
+ * for messages the stream could not replay: a page reloads what it shows for either. An
+ * `EventSource` retries a dropped connection by itself, but not a refused one (503 when
+ * `MAX_STREAMS` streams are open, or 404 from a server without the stream): the page asks again
+ * every 10 s, and reloads what it shows (as for `reset`) once a new stream is open.
  */
 export function useLiveChanges(onChange: (event: string) => void): void {
   const callback = useRef(onChange);
   callback.current = onChange;
   useEffect(() => {
     if (typeof EventSource === 'undefined') return;
-    const source = new EventSource('/stream');
+    let source: EventSource | undefined;
+    let retry: number | undefined;
     let timer: number | undefined;
     let pending = '';
     const fire = (event: string) => {
@@ -211,12 +219,29 @@ export function useLiveChanges(onChange: (event: string) => void): void {
         callback.current(pending);
       }, 1000);
     };
-    for (const name of ['device', 'device-event', 'scan'])
-      source.addEventListener(name, () => {
-        fire(name);
+    const open = (again: boolean) => {
+      const current = new EventSource('/stream');
+      source = current;
+      for (const name of ['device', 'devices-changed', 'device-event', 'scan', 'reset'])
+        current.addEventListener(name, () => {
+          fire(name);
+        });
+      // What changed while the page had no stream is unknown: as after a `reset`.
+      if (again)
+        current.addEventListener('open', () => {
+          fire('reset');
+        });
+      current.addEventListener('error', () => {
+        if (current.readyState === EventSource.CLOSED)
+          retry = window.setTimeout(() => {
+            open(true);
+          }, streamRetryMs);
       });
+    };
+    open(false);
     return () => {
-      source.close();
+      source?.close();
+      if (retry !== undefined) clearTimeout(retry);
       if (timer !== undefined) clearTimeout(timer);
     };
   }, []);

@@ -22,7 +22,7 @@ export function ScanPage() {
   const action = useAction();
   const [lines, setLines] = useState<string[]>([]);
   useLiveChanges((event) => {
-    if (event === 'scan') status.reload();
+    if (event === 'scan' || event === 'reset') status.reload();
   });
   const cycle = status.data?.lastCycle;
   const scanNow = () => {
