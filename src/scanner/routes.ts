@@ -4,6 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
+import { toolRoute } from '../http/auth.js';
 import { commonErrors, ErrorRef, optionalBody, SuccessMessageSchema } from '../http/schemas.js';
 import { stringEnum } from '../enum-schema.js';
 import { eventStreamRoute, streamWork, wantsEventStream, type EventStreamOptions } from '../http/sse.js';
@@ -87,7 +88,8 @@ export default async function scanRoutes(app: App, { scanner, streams }: ScanRou
     scanner.trigger();
     return { success: true as const, message: 'Scan cycle started.' };
   };
-  app.get('/nettools/trigger-scan', { schema: triggerSchema }, async () => trigger());
+  // A GET that starts a cycle: a cookie-only request must come from this server's own pages.
+  app.get('/nettools/trigger-scan', { schema: triggerSchema, config: toolRoute }, async () => trigger());
   app.post(
     '/nettools/trigger-scan',
     {

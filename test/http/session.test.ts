@@ -348,6 +348,9 @@ describe('tool routes authorised by the cookie need this server’s own page, wh
     ['/nettools/speedtest', { accept: 'text/event-stream' }],
     ['/nettools/internetinfo', {}],
   ];
+  // GETs that change something without a tool reaching the stand-in: NetAlertX's trigger-scan
+  // starts a cycle (this server scans nothing, so from its own page the answer is a 409).
+  const sideEffectGets: [string, Record<string, string>][] = [...toolGets, ['/nettools/trigger-scan', {}]];
 
   test('every GET under /nettools that runs something is among those checked here', async () => {
     const paths = (await server.request('GET', '/openapi.json')).json.paths as Record<
@@ -357,10 +360,11 @@ describe('tool routes authorised by the cookie need this server’s own page, wh
     const gets = Object.keys(paths).filter(
       (path) => path.startsWith('/nettools/') && 'get' in (paths[path] ?? {}),
     );
-    // GET /nettools/scan only reads the scanner's status.
+    // GET /nettools/scan only reads the scanner's status, /nettools/interfaces the host's addresses.
+    const readOnly = new Set(['/nettools/scan', '/nettools/interfaces']);
     assert.deepEqual(
-      gets.filter((path) => path !== '/nettools/scan').sort(),
-      [...new Set(toolGets.map(([path]) => path))].sort(),
+      gets.filter((path) => !readOnly.has(path)).sort(),
+      [...new Set(sideEffectGets.map(([path]) => path))].sort(),
     );
   });
 
@@ -375,7 +379,7 @@ describe('tool routes authorised by the cookie need this server’s own page, wh
       ],
       ['a foreign Origin', { origin: 'http://evil.example' }],
     ];
-    for (const [path, extra] of toolGets)
+    for (const [path, extra] of sideEffectGets)
       for (const [what, headers] of attempts) {
         const res = await server.request('GET', path, {
           token: null,
@@ -385,7 +389,7 @@ describe('tool routes authorised by the cookie need this server’s own page, wh
         assert.equal(res.json.code, 'ORIGIN_REQUIRED', `${path} ${what}`);
       }
     // HEAD runs the GET handler too.
-    for (const [path] of toolGets) {
+    for (const [path] of sideEffectGets) {
       const res = await server.request('HEAD', path, { token: null, headers: { cookie } });
       assert.equal(res.status, 403, `HEAD ${path}`);
     }
@@ -406,6 +410,11 @@ describe('tool routes authorised by the cookie need this server’s own page, wh
         assert.equal(res.status, 200, `${path} ${JSON.stringify(headers)}: ${res.text}`);
         assert.ok(hits.length > 0, `${path} ran the tool`);
       }
+    const trigger = await server.request('GET', '/nettools/trigger-scan', {
+      token: null,
+      headers: { cookie, 'sec-fetch-site': 'same-origin' },
+    });
+    assert.deepEqual([trigger.status, trigger.json.code], [409, 'SCAN_NOT_CONFIGURED'], trigger.text);
     // Reads that run nothing still need no Origin.
     const status = await server.request('GET', '/nettools/scan', { token: null, headers: { cookie } });
     assert.equal(status.status, 200, status.text);
