@@ -9,7 +9,7 @@ import { eventColumns, eventToJson, type EventJson, type EventRow } from '../dev
 import type { DeviceChanges } from '../devices/repository.js';
 import { newDeviceRow } from '../devices/sqlite-repository.js';
 import { deviceSql } from '../devices/sqlite-sql.js';
-import { deviceGroupSql, deviceGroups, deviceTotalsSql, type DeviceGroup } from '../devices/status.js';
+import { deviceGroupSql, deviceGroups, type DeviceGroup } from '../devices/status.js';
 
 export interface StatusItem {
   readonly id: string;
@@ -49,8 +49,6 @@ export interface CompatStore {
     limit: number,
   ): { events: CompatEvent[]; next: EventCursor | undefined };
   sessionTotals(start: string): SessionTotals;
-  /** `[devices, connected, favorites, new, down, archived]`, as GET /devices/totals answers. */
-  deviceTotals(): number[];
   /** Upserts every device in one transaction; existing devices get the given columns. */
   importDevices(devices: readonly ImportedDevice[], now: string): { inserted: string[]; updated: string[] };
 }
@@ -97,7 +95,6 @@ export class SqliteCompatStore implements CompatStore {
   >;
   private readonly sessionTotalsStmt: Statement<[{ start: string }], number[]>;
   private readonly existsStmt: Statement<[string]>;
-  private readonly totalsStmt: Statement<[], number[]>;
   private readonly insertStmt: Statement<[Record<string, DbValue>]>;
   private readonly updateStmts = new Map<string, Statement<[Record<string, DbValue>]>>();
   private readonly importTx: (
@@ -117,7 +114,6 @@ export class SqliteCompatStore implements CompatStore {
     this.eventsOfAllStmt = db.prepare(compatSql.eventsOfAll);
     this.sessionTotalsStmt = db.prepare<[{ start: string }], number[]>(compatSql.sessionTotals).raw();
     this.existsStmt = db.prepare(deviceSql.exists);
-    this.totalsStmt = db.prepare<[], number[]>(deviceTotalsSql).raw();
     this.insertStmt = db.prepare(deviceSql.insert);
     this.importTx = db.transaction((devices: readonly ImportedDevice[], now: string) => {
       const inserted: string[] = [];
@@ -174,10 +170,6 @@ export class SqliteCompatStore implements CompatStore {
   sessionTotals(start: string): SessionTotals {
     const row = this.sessionTotalsStmt.get({ start }) ?? [];
     return [0, 1, 2, 3, 4, 5].map((i) => row[i] ?? 0) as SessionTotals;
-  }
-
-  deviceTotals(): number[] {
-    return this.totalsStmt.get() ?? [0, 0, 0, 0, 0, 0];
   }
 
   importDevices(devices: readonly ImportedDevice[], now: string): { inserted: string[]; updated: string[] } {

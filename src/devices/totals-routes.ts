@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
 import type { DeviceRepository } from './repository.js';
-import { deviceGroups, totalsNames } from './status.js';
+import { deviceGroups, totalsArray, totalsNames } from './status.js';
 
 export interface TotalsRoutesOptions {
   readonly repository: DeviceRepository;
@@ -36,10 +36,8 @@ export default async function totalsRoutes(app: App, { repository }: TotalsRoute
         },
       },
     },
-    async () => {
-      const totals = repository.totals();
-      return deviceGroups.map((group) => totals[group]);
-    },
+    // The counts are kept by the store (never a scan per request): synchronous, like a cached GET.
+    () => totalsArray(repository.totals()),
   );
 
   app.get(
@@ -54,7 +52,7 @@ export default async function totalsRoutes(app: App, { repository }: TotalsRoute
         },
       },
     },
-    async () => {
+    () => {
       const totals = repository.totals();
       return {
         success: true as const,
