@@ -32,6 +32,10 @@ const step = 64;
 const readBatch = 8;
 /** Above this many changed devices (a scan cycle), the orders are dropped without comparing. */
 const compareAtMost = 64;
+/** Bytes of whole answers kept (pages: ~74 KB for 100 devices); the oldest dropped first. */
+const defaultMaxAnswerBytes = 8 * 1024 * 1024;
+/** An answer longer than this is never kept (it is streamed, not made as one text). */
+const maxAnswerChars = 1024 * 1024;
 
 export interface ListPage {
   /** Devices in the whole filtered list. */
@@ -46,17 +50,54 @@ export class DeviceListCache {
   private chars = 0;
   /** The MACs of each list shape, in its order. */
   private readonly orders = new Map<string, readonly string[]>();
+  /**
+   * Whole answers (a page as the route renders it) as bytes, by shape, offset and limit: a page
+   * asked again is sent as it is. Dropped whenever an order or any item changes.
+   */
+  private readonly answers = new Map<string, Buffer>();
+  private answerBytes = 0;
   private readonly changes: ChangeReader;
 
   /**
    * @param repository where lists come from and which says what changed
    * @param maxChars item text characters kept
+   * @param maxAnswerBytes bytes of whole answers kept
    */
   constructor(
     private readonly repository: DeviceRepository,
     private readonly maxChars = defaultMaxChars,
+    private readonly maxAnswerBytes = defaultMaxAnswerBytes,
   ) {
     this.changes = repository.changeReader();
+  }
+
+  /**
+   * The answer `render` makes of the page, kept as bytes when it is text of at most 1 Mi
+   * characters, and given again while nothing in it can have changed; anything else it returns (a
+   * stream of a long list) is handed over as it is.
+   */
+  answer<T>(
+    query: DeviceListQuery,
+    offset: number,
+    limit: number | null,
+    render: (page: ListPage) => string | T,
+  ): Buffer | T {
+    this.refresh();
+    const key = `${shapeKey(query)}|${offset}|${String(limit)}`;
+    const kept = this.answers.get(key);
+    if (kept !== undefined) return kept;
+    const made = render(this.page(query, offset, limit));
+    if (typeof made !== 'string') return made;
+    const bytes = Buffer.from(made);
+    if (made.length <= maxAnswerChars) {
+      for (const oldest of this.answers.keys()) {
+        if (this.answerBytes + bytes.length <= this.maxAnswerBytes) break;
+        this.dropAnswer(oldest);
+      }
+      this.answers.set(key, bytes);
+      this.answerBytes += bytes.length;
+    }
+    return bytes;
   }
 
   /** The list for `query` from `offset`, `limit` devices (null: every one from the offset on). */
@@ -93,7 +134,7 @@ export class DeviceListCache {
   }
 
   private order(query: DeviceListQuery): readonly string[] {
-    const key = JSON.stringify([query.status ?? '', query.q ?? '', query.sort ?? '', query.order ?? '']);
+    const key = shapeKey(query);
     let macs = this.orders.get(key);
     if (macs === undefined) {
       macs = this.repository.listOrder(query);
@@ -113,12 +154,14 @@ export class DeviceListCache {
       this.items.clear();
       this.chars = 0;
       this.orders.clear();
+      this.clearAnswers();
       return;
     }
     if (changed.size === 0) return;
     if (this.orders.size === 0 || changed.size > compareAtMost) {
       for (const mac of changed) this.drop(mac);
       this.orders.clear();
+      this.clearAnswers();
       return;
     }
     const macs = [...changed];
@@ -132,7 +175,22 @@ export class DeviceListCache {
       if (text === undefined) this.drop(mac);
       else if (text !== before) this.keep(mac, text);
     }
-    if (!ordersHold) this.orders.clear();
+    if (!ordersHold) {
+      this.orders.clear();
+      this.clearAnswers();
+    }
+  }
+
+  private clearAnswers(): void {
+    this.answers.clear();
+    this.answerBytes = 0;
+  }
+
+  private dropAnswer(key: string): void {
+    const bytes = this.answers.get(key);
+    if (bytes === undefined) return;
+    this.answerBytes -= bytes.length;
+    this.answers.delete(key);
   }
 
   private drop(mac: string): void {
@@ -152,4 +210,9 @@ export class DeviceListCache {
     this.items.set(mac, text);
     this.chars += text.length;
   }
+}
+
+/** One key per list shape (filter, search, sort, order). */
+function shapeKey(query: DeviceListQuery): string {
+  return JSON.stringify([query.status ?? '', query.q ?? '', query.sort ?? '', query.order ?? '']);
 }

@@ -114,12 +114,13 @@ export default async function deviceListRoutes(
       const q = parseSearch(request.query.q);
       const sort = parseSort(request.query);
       const { offset, limit } = parseDeviceListPage(request.query);
-      const { total, items } = cache.page({ status, q, ...sort }, offset, limit);
-      // A long list is streamed from the cached texts: every device, each with text fields of up to
-      // 16 KB, must not be built in memory as one object and one string (list-cache.ts).
-      void reply
-        .type('application/json; charset=utf-8')
-        .send(jsonTextList('devices', items, { total, offset, limit }));
+      // A page is kept as its bytes; a long list is streamed from the cached texts: every device,
+      // each with text fields of up to 16 KB, must not be built in memory as one object and one
+      // string (list-cache.ts).
+      const answer = cache.answer({ status, q, ...sort }, offset, limit, ({ total, items }) =>
+        jsonTextList('devices', items, { total, offset, limit }),
+      );
+      void reply.type('application/json; charset=utf-8').send(answer);
     },
   );
 
