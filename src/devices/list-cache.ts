@@ -35,7 +35,7 @@ const compareAtMost = 64;
 /** Bytes of whole answers kept (pages: ~74 KB for 100 devices); the oldest dropped first. */
 const defaultMaxAnswerBytes = 8 * 1024 * 1024;
 /** An answer longer than this is never kept (it is streamed, not made as one text). */
-const maxAnswerChars = 1024 * 1024;
+const maxAnswerChars = 256 * 1024;
 
 export interface ListPage {
   /** Devices in the whole filtered list. */
@@ -72,7 +72,7 @@ export class DeviceListCache {
   }
 
   /**
-   * The answer `render` makes of the page, kept as bytes when it is text of at most 1 Mi
+   * The answer `render` makes of the page, kept as bytes when it is text of at most 256 Ki
    * characters, and given again while nothing in it can have changed; anything else it returns (a
    * stream of a long list) is handed over as it is.
    */

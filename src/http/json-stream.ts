@@ -37,14 +37,17 @@ export function jsonListStream(
 
 /** Characters gathered into one piece of a list of ready JSON texts. */
 const pieceChars = 64 * 1024;
-/** An answer up to this many characters is sent as one string; a longer one is streamed. */
-const wholeChars = 1024 * 1024;
+/**
+ * An answer up to this many characters is sent as one string (a page of 100 devices: ~74 Ki); a
+ * longer one is streamed, so its first bytes leave once this much is ready.
+ */
+const wholeChars = 256 * 1024;
 
 /**
  * `{"success":true,"<key>":[..texts..],<tail fields>}` where each item is already JSON text (a
  * cache's), in pieces of about 64 Ki characters: the same bytes as `jsonListStream` of the parsed
- * items. An answer that fits in 1 Mi characters is one string (a stream costs more than it saves
- * there); a longer one is a stream, whose first piece leaves as soon as it is ready.
+ * items. An answer that fits in 256 Ki characters is one string (a stream costs more than it saves
+ * there); a longer one is a stream.
  */
 export function jsonTextList(
   key: string,
