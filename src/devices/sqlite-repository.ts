@@ -67,6 +67,7 @@ import { searchParams, type DeviceListQuery } from './list-query.js';
 import {
   deviceCounterBitsSql,
   deviceCounters,
+  deviceCountsSql,
   deviceGroups,
   deviceStatus,
   type DeviceCounter,
@@ -243,12 +244,16 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private changedHere = new Set<string>();
   /** Every change reader, each with what it has not polled yet. */
   private readonly readers = new Set<ReaderState>();
-  /** The kept counts (see `counts()`), their reader, and each device's counters as bits. */
+  /**
+   * The kept counts (see `counts()`), their reader, and each device's counters as bits (read when
+   * this process's writes need them; undefined after a recount).
+   */
   private readonly countsReader: ChangeReader;
   private counterBits: Map<string, number> | undefined;
   private countValues: number[] = deviceCounters.map(() => 0);
   private countsObject: DeviceCounts | undefined;
-  private readonly allBitsStmt: Statement<[], { devMac: string; bits: number }>;
+  private readonly allBitsStmt: Statement<[], [string, number]>;
+  private readonly countsStmt: Statement<[], number[]>;
   private readonly oneBitsStmt: Statement<[string], { devMac: string; bits: number }>;
   private readonly deleteScanStateStmt: Statement<[string]>;
   private readonly eventsPageStmt: Statement<[{ mac: string; start: string } & Page], EventRow>;
@@ -324,7 +329,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.pruneEventsStmt = db.prepare(presenceSql.pruneEvents);
     this.pruneSessionsStmt = db.prepare(presenceSql.pruneSessions);
     this.pruneScanStateStmt = db.prepare(presenceSql.pruneScanState);
-    this.allBitsStmt = db.prepare(deviceCounterBitsSql);
+    this.allBitsStmt = db.prepare<[], [string, number]>(deviceCounterBitsSql).raw();
+    this.countsStmt = db.prepare<[], number[]>(deviceCountsSql).raw();
     this.oneBitsStmt = db.prepare(`${deviceCounterBitsSql} WHERE devMac = ?`);
     this.countsReader = this.changeReader();
     const read = db.transaction((fn: () => unknown) => fn());
@@ -531,45 +537,66 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   /**
-   * The counts are kept in memory: each device's counters as bits, and their sums. This
-   * process's writes name the devices they touched (the change reader), whose bits are read again
-   * (one row each); a commit by another process, or a change of many devices at once, recounts
-   * every device in one pass. Between changes, a read costs the commit probe and nothing else.
+   * The counts are kept in memory. This process's writes name the devices they touched (the
+   * change reader), whose counters are read again (one row each, as bits) and moved between the
+   * counts; a commit by another process, or a change of many devices at once, recounts every
+   * device in one pass. Between changes, a read costs the commit probe and nothing else.
    */
   counts(): DeviceCounts {
     const changes = this.countsReader.poll();
-    const bits = this.counterBits;
-    if (bits === undefined || changes === 'all' || changes.size > recountAbove) this.recountAll();
-    else if (changes.size > 0)
-      this.readTx(() => {
-        for (const mac of changes) {
-          const before = bits.get(mac);
-          const after = this.oneBitsStmt.get(mac)?.bits;
-          if (before === after) continue;
-          this.countsObject = undefined;
-          if (before !== undefined) this.addBits(before, -1);
-          if (after === undefined) bits.delete(mac);
-          else {
-            bits.set(mac, after);
-            this.addBits(after, 1);
-          }
+    if (this.countsObject === undefined || changes === 'all' || changes.size > recountAbove) this.countAll();
+    else if (changes.size > 0) this.countDevices(changes);
+    return this.countsObject ?? this.countAll();
+  }
+
+  /**
+   * The counts in one pass in SQLite, without each device's bits (reading those takes several
+   * times as long: a JavaScript value per device); they are read only when this process's own
+   * writes need them.
+   */
+  private countAll(): DeviceCounts {
+    const row = this.countsStmt.get() ?? [];
+    this.countValues = deviceCounters.map((_, i) => row[i] ?? 0);
+    this.counterBits = undefined;
+    return this.newCounts();
+  }
+
+  /** The counts after this process's writes to `changed`: each device's bits read again. */
+  private countDevices(changed: ReadonlySet<string>): void {
+    this.readTx(() => {
+      const bits = this.counterBits ?? this.readAllBits();
+      for (const mac of changed) {
+        const before = bits.get(mac);
+        const after = this.oneBitsStmt.get(mac)?.bits;
+        if (before === after) continue;
+        if (before !== undefined) this.addBits(before, -1);
+        if (after === undefined) bits.delete(mac);
+        else {
+          bits.set(mac, after);
+          this.addBits(after, 1);
         }
-      });
-    this.countsObject ??= Object.fromEntries(
+      }
+    });
+    this.newCounts();
+  }
+
+  /** Every device's bits, and the counts from them. */
+  private readAllBits(): Map<string, number> {
+    const bits = new Map<string, number>();
+    this.countValues = deviceCounters.map(() => 0);
+    for (const [mac, value] of this.allBitsStmt.all()) {
+      bits.set(mac, value);
+      this.addBits(value, 1);
+    }
+    this.counterBits = bits;
+    return bits;
+  }
+
+  private newCounts(): DeviceCounts {
+    this.countsObject = Object.fromEntries(
       deviceCounters.map((counter, i) => [counter, this.countValues[i] ?? 0]),
     ) as Record<DeviceCounter, number>;
     return this.countsObject;
-  }
-
-  private recountAll(): void {
-    const bits = new Map<string, number>();
-    this.countValues = deviceCounters.map(() => 0);
-    for (const row of this.allBitsStmt.iterate()) {
-      bits.set(row.devMac, row.bits);
-      this.addBits(row.bits, 1);
-    }
-    this.counterBits = bits;
-    this.countsObject = undefined;
   }
 
   private addBits(bits: number, sign: 1 | -1): void {
