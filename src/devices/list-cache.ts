@@ -34,6 +34,8 @@ const readBatch = 8;
 const compareAtMost = 64;
 /** Bytes of whole answers kept (pages: ~74 KB for 100 devices); the oldest dropped first. */
 const defaultMaxAnswerBytes = 8 * 1024 * 1024;
+/** Whole answers kept at most, however small (empty pages past the end are a few bytes each). */
+const maxAnswers = 1024;
 /** An answer longer than this is never kept (it is streamed, not made as one text). */
 const maxAnswerChars = 256 * 1024;
 
@@ -91,7 +93,7 @@ export class DeviceListCache {
     const bytes = Buffer.from(made);
     if (made.length <= maxAnswerChars) {
       for (const oldest of this.answers.keys()) {
-        if (this.answerBytes + bytes.length <= this.maxAnswerBytes) break;
+        if (this.answerBytes + bytes.length <= this.maxAnswerBytes && this.answers.size < maxAnswers) break;
         this.dropAnswer(oldest);
       }
       this.answers.set(key, bytes);
