@@ -8,7 +8,8 @@
  * The mixed case is also run against the ceiling (which answers a POST by parsing its body), so the
  * table shows what receiving the writes costs Node itself, apart from what netkeep does with them.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,7 @@ import {
 import { KeepAliveClient } from '../test/helpers/keep-alive.js';
 import { startCycler, type CyclerSummary } from './scan.js';
 import { seedDatabaseFile } from './seed.js';
+import { pagePath, pageShapes, pageSize } from './ceiling-pages.js';
 
 export interface SeedSize {
   readonly devices: number;
@@ -152,6 +154,53 @@ interface Case {
    * itself (the mixed case's POSTs), beside the plain GET ceiling every case is held to.
    */
   readonly onCeiling?: (ceiling: ChildServer) => Promise<LoadResult>;
+  /**
+   * The case's own ceiling (the same requests, answered with the same bytes from memory), run
+   * after it in every round instead of the device ceiling, and the case is held to it.
+   */
+  readonly ceiling?: (ceiling: ChildServer) => Promise<LoadResult>;
+  /** Run just before the case (the list pages: each page once). */
+  readonly warm?: (server: ChildServer) => Promise<void>;
+}
+
+/** One GET timed to its first and last byte, on a keep-alive connection of `agent`. */
+function timedGet(
+  url: string,
+  path: string,
+  agent: Agent,
+): Promise<{ firstByteMs: number; totalMs: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(
+      `${url}${path}`,
+      { agent, headers: { authorization: `Bearer ${benchToken}` } },
+      (res) => {
+        let firstByteMs = 0;
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          if (chunks.length === 0) firstByteMs = performance.now() - started;
+          chunks.push(chunk);
+        });
+        res.on('end', () => {
+          if (res.statusCode !== 200) reject(new Error(`${path} answered ${res.statusCode}`));
+          else resolve({ firstByteMs, totalMs: performance.now() - started, body: Buffer.concat(chunks) });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The 1-minute load average now. */
+function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ', 1)[0] ?? '?';
+}
+
+/** `min-max` of some numbers, rounded to `digits`. */
+function spread(values: readonly number[], digits = 0): string {
+  return `${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)}`;
 }
 
 interface Measured {
@@ -202,7 +251,9 @@ class SideWriter {
   }
 }
 
-const rounds = 3;
+/** BENCH_ROUNDS and BENCH_CASES (a regular expression over case names) narrow a run while working. */
+const rounds = Number(process.env.BENCH_ROUNDS ?? '3');
+const onlyCases = new RegExp(process.env.BENCH_CASES ?? '');
 const seconds = 4;
 
 export async function run(): Promise<void> {
@@ -252,7 +303,39 @@ export async function run(): Promise<void> {
     await writer.settled();
     return load;
   };
-  const cases: Case[] = [
+  const randomOffset = (): number => Math.floor(Math.random() * (size.devices / pageSize)) * pageSize;
+  const listCases = pageShapes.map((shape): Case => {
+    const next = () => ({ path: pagePath(shape.prefix, randomOffset()) });
+    return {
+      name: `GET ${pagePath(shape.prefix, 0).replace(/0$/, '…')} (${shape.name})`,
+      kind: 'get',
+      load: (s) => runLoad({ url: s.url, duration: seconds, headers: auth, next }),
+      ceiling: (c) => runLoad({ url: c.url, duration: 2, next }),
+      warm: async (s) => {
+        let offset = 0;
+        await runLoad({
+          url: s.url,
+          amount: size.devices / pageSize,
+          connections: 4,
+          headers: auth,
+          next: () => {
+            const path = pagePath(shape.prefix, offset);
+            offset += pageSize;
+            return { path };
+          },
+        });
+      },
+    };
+  });
+  const allCases: Case[] = [
+    {
+      name: 'GET /devices/totals',
+      kind: 'get',
+      load: (s) =>
+        runLoad({ url: s.url, duration: seconds, headers: auth, next: () => ({ path: '/devices/totals' }) }),
+      ceiling: (c) => runLoad({ url: c.url, duration: 2, next: () => ({ path: '/devices/totals' }) }),
+    },
+    ...listCases,
     { name: 'GET /device/<mac> (warm)', query: '', kind: 'get', load: (s) => get(s.url) },
     ...(['1 day', '7 days', '1 month', '1 year'] as const).map((period): Case => {
       const query = `?period=${encodeURIComponent(period)}`;
@@ -287,7 +370,17 @@ export async function run(): Promise<void> {
         runLoad({ url: s.url, duration: seconds, method: 'POST', headers: auth, next: updateColumn }),
     },
   ];
+  const cases = allCases.filter((c) => onlyCases.test(c.name));
   const measured = new Map<string, Measured[]>();
+  /** Each case's own ceiling runs (`Case.ceiling`). */
+  const ownCeilings = new Map<string, Omit<Measured, 'rssMiB'>[]>();
+  const listAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const listPairs = 5;
+  const listCold: number[] = [];
+  const listTimes: { firstByteMs: number; totalMs: number; body: Buffer }[] = [];
+  const listCeiling: { firstByteMs: number; totalMs: number; body: Buffer }[] = [];
+  const listRss: number[] = [];
+  const loads: string[] = [loadAverage()];
   const ceilings: LoadResult[] = [];
   const cycleSummaries: CyclerSummary[] = [];
   const ceilingCpu: number[] = [];
@@ -298,6 +391,19 @@ export async function run(): Promise<void> {
   const idle = pid === undefined ? undefined : memoryOf(pid);
   try {
     await runLoad({ url: ceiling.url, duration: 1, next: () => ({ path: `/device/${randomMac()}` }) });
+    // The ceiling must send the bytes netkeep sends (before any write of the bench changes them).
+    for (const path of [
+      '/devices/totals',
+      '/devices',
+      ...pageShapes.map((shape) => pagePath(shape.prefix, 200)),
+    ]) {
+      const ours = await timedGet(server.url, path, listAgent);
+      const theirs = await timedGet(ceiling.url, path, listAgent);
+      if (!ours.body.equals(theirs.body))
+        throw new Error(`the ceiling does not answer ${path} as netkeep does`);
+      if (path === '/devices')
+        console.log(`GET /devices: ${ours.body.length} bytes, the same from both servers`);
+    }
     for (let round = 1; round <= rounds; round++) {
       // Each GET case is warmed just before it runs: every device once, in turn, for its period
       // (JIT, SQLite page cache, and the GET cache, whose entries a previous case's writes dropped
@@ -312,6 +418,7 @@ export async function run(): Promise<void> {
             next: () => ({ path: `/device/${seededMac(asked++ % size.devices)}${c.query ?? ''}` }),
           });
         }
+        await c.warm?.(server);
         const beside = await c.beside?.(dataDir);
         const cpuBefore = pid === undefined ? 0 : cpuMicrosOf(pid);
         const load = await c.load(server);
@@ -321,16 +428,31 @@ export async function run(): Promise<void> {
         const rssMiB = pid === undefined ? 0 : memoryOf(pid).rssMiB;
         const cpuMicrosPerRequest = cpuMicros / Math.max(1, load.total);
         measured.set(c.name, [...(measured.get(c.name) ?? []), { load, rssMiB, cpuMicrosPerRequest }]);
-        // The ceiling, interleaved: once between every two netkeep cases.
+        // The ceiling, interleaved: once between every two netkeep cases (the case's own, if it
+        // has one).
         const ceilingCpuBefore = ceilingPid === undefined ? 0 : cpuMicrosOf(ceilingPid);
-        const ceilingRun = await runLoad({
-          url: ceiling.url,
-          duration: 2,
-          next: () => ({ path: `/device/${randomMac()}` }),
-        });
-        ceilings.push(ceilingRun);
-        if (ceilingPid !== undefined)
-          ceilingCpu.push((cpuMicrosOf(ceilingPid) - ceilingCpuBefore) / Math.max(1, ceilingRun.total));
+        if (c.ceiling !== undefined) {
+          const own = await c.ceiling(ceiling);
+          ownCeilings.set(c.name, [
+            ...(ownCeilings.get(c.name) ?? []),
+            {
+              load: own,
+              cpuMicrosPerRequest:
+                ceilingPid === undefined
+                  ? 0
+                  : (cpuMicrosOf(ceilingPid) - ceilingCpuBefore) / Math.max(1, own.total),
+            },
+          ]);
+        } else {
+          const ceilingRun = await runLoad({
+            url: ceiling.url,
+            duration: 2,
+            next: () => ({ path: `/device/${randomMac()}` }),
+          });
+          ceilings.push(ceilingRun);
+          if (ceilingPid !== undefined)
+            ceilingCpu.push((cpuMicrosOf(ceilingPid) - ceilingCpuBefore) / Math.max(1, ceilingRun.total));
+        }
         if (c.onCeiling !== undefined && ceilingPid !== undefined) {
           const before = cpuMicrosOf(ceilingPid);
           const sameLoad = await c.onCeiling(ceiling);
@@ -343,7 +465,22 @@ export async function run(): Promise<void> {
           ]);
         }
       }
-      console.log(`round ${round} of ${rounds} done`);
+      // The whole list, interleaved with the ceiling sending the same bytes: the first request after
+      // the round's writes (cold: the scan cycles of another process emptied the cache), then
+      // pairs on warm caches.
+      const cold = await timedGet(server.url, '/devices', listAgent);
+      listCold.push(cold.totalMs);
+      for (let pair = 0; pair < listPairs; pair++) {
+        const [first, second] =
+          pair % 2 === 0 ? (['netkeep', 'ceiling'] as const) : (['ceiling', 'netkeep'] as const);
+        for (const who of [first, second]) {
+          const timed = await timedGet(who === 'netkeep' ? server.url : ceiling.url, '/devices', listAgent);
+          (who === 'netkeep' ? listTimes : listCeiling).push(timed);
+        }
+      }
+      if (pid !== undefined) listRss.push(memoryOf(pid).rssMiB);
+      loads.push(loadAverage());
+      console.log(`round ${round} of ${rounds} done (load average ${loads.at(-1) ?? '?'})`);
     }
     const peak = pid === undefined ? undefined : memoryOf(pid);
     const ceilingRps = median(ceilings.map((r) => r.requestsPerSecond));
@@ -361,11 +498,17 @@ export async function run(): Promise<void> {
       const rss = Math.max(...runs.map((r) => r.rssMiB));
       const errors = runs.reduce((a, r) => a + r.load.errors, 0);
       const non2xx = runs.reduce((a, r) => a + r.load.non2xx, 0);
-      const share = (100 * rps) / ceilingRps;
+      const own = ownCeilings.get(c.name) ?? [];
+      const caseCeiling = own.length > 0 ? median(own.map((r) => r.load.requestsPerSecond)) : ceilingRps;
+      const share = (100 * rps) / caseCeiling;
       const cpu = median(runs.map((r) => r.cpuMicrosPerRequest));
       console.log(
         `| ${c.name} | ${Math.round(rps)} | ${c.kind === 'get' ? `${share.toFixed(0)}%` : ''} | ${p50.toFixed(1)} | ${p99.toFixed(1)} | ${cpu.toFixed(0)} | ${rss.toFixed(0)} | ${errors} | ${non2xx} | ${runs.map((r) => Math.round(r.load.requestsPerSecond)).join(', ')} |`,
       );
+      if (own.length > 0)
+        console.log(
+          `| ↳ its ceiling: the same bytes from memory | ${Math.round(caseCeiling)} | 100% | ${median(own.map((r) => r.load.p50)).toFixed(1)} | ${median(own.map((r) => r.load.p99)).toFixed(1)} | ${median(own.map((r) => r.cpuMicrosPerRequest)).toFixed(0)} | | | | ${own.map((r) => Math.round(r.load.requestsPerSecond)).join(', ')} |`,
+        );
       const same = sameLoadCeilings.get(c.name) ?? [];
       const sameRps = median(same.map((r) => r.load.requestsPerSecond));
       if (same.length > 0)
@@ -395,6 +538,22 @@ export async function run(): Promise<void> {
       'Targets: every GET case >= 50% of the ceiling and p99 < 10 ms; update-column >= 10,000 writes/s; RSS < 200 MB.',
     );
     for (const verdict of verdicts) console.log(`- ${verdict}`);
+    const listMs = median(listTimes.map((t) => t.totalMs));
+    const ceilingMs = median(listCeiling.map((t) => t.totalMs));
+    const listPeak = peak === undefined ? 0 : (peak.peakMiB * 1024 * 1024) / 1e6;
+    console.log(
+      `- GET /devices (all ${size.devices}, ${listTimes[0]?.body.length ?? 0} bytes), ${listTimes.length} warm runs: median ${listMs.toFixed(1)} ms (${spread(
+        listTimes.map((t) => t.totalMs),
+        1,
+      )}), first byte median ${median(listTimes.map((t) => t.firstByteMs)).toFixed(1)} ms; ` +
+        `ceiling median ${ceilingMs.toFixed(1)} ms (${spread(
+          listCeiling.map((t) => t.totalMs),
+          1,
+        )}): ${(listMs / ceilingMs).toFixed(1)}x; ` +
+        `first request of each round (cold) ${listCold.map((ms) => ms.toFixed(0)).join(', ')} ms; RSS after the list ${spread(listRss)} MiB; ` +
+        `target (median < 150 ms, <= 20x, peak RSS < 300 MB): ${listMs < 150 && listMs <= 20 * ceilingMs && listPeak < 300 ? 'met' : 'missed'}`,
+    );
+    console.log(`- load average (1 min) at the start and after each round: ${loads.join(', ')}`);
     console.log(`- the update-column writes sent beside the GETs (all rounds): ${sideWrites.summary()}`);
     for (const [round, cycles] of cycleSummaries.entries())
       console.log(
@@ -409,6 +568,7 @@ export async function run(): Promise<void> {
   } finally {
     sideWrites.close();
     ceilingSideWrites.close();
+    listAgent.destroy();
     await ceiling.stop();
     await cleanup();
   }

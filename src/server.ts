@@ -58,7 +58,8 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
-  const metrics = new Metrics({ db, feed });
+  const devices = new SqliteDeviceRepository(db);
+  const metrics = new Metrics({ counts: () => devices.counts(), db, feed });
   const app = await buildApp({
     token,
     bodyLimit: config.BODY_LIMIT,
@@ -73,7 +74,6 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     },
   });
 
-  const devices = new SqliteDeviceRepository(db);
   // Each feature is an encapsulated plugin: its schemas and hooks stay inside it.
   await app.register(deviceRoutes, { repository: devices, feed });
   await app.register(deviceListRoutes, { repository: devices });
@@ -82,7 +82,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
   const compatStore = new SqliteCompatStore(db);
-  await app.register(compatRoutes, { store: compatStore, feed, bodyLimit: config.BODY_LIMIT });
+  await app.register(compatRoutes, { store: compatStore, devices, feed, bodyLimit: config.BODY_LIMIT });
   await app.register(newerCompatRoutes, { repository: devices, eventLog, store: compatStore });
 
   // Commands and temp files a killed predecessor left behind (normally there are none).

@@ -15,7 +15,8 @@ import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
 import { fieldsByName, rowToJson, storedFields, type DbValue } from '../devices/catalogue.js';
 import { convertDevice } from '../import/device-values.js';
 import { LocalTimeReader } from '../import/local-time.js';
-import { deviceGroups, presenceGroups } from '../devices/status.js';
+import type { DeviceRepository } from '../devices/repository.js';
+import { deviceGroups, presenceGroups, totalsArray, type DeviceGroup } from '../devices/status.js';
 import { periodNames } from '../devices/params.js';
 import { periodStart, type Period } from '../time.js';
 import { stringEnum } from '../enum-schema.js';
@@ -26,6 +27,8 @@ import type { ByStatusGroup, CompatStore, EventCursor, ImportedDevice } from './
 
 export interface CompatRoutesOptions {
   readonly store: CompatStore;
+  /** The status counters, as the device store keeps them (the numbers of GET /devices/totals). */
+  readonly devices: Pick<DeviceRepository, 'totals'>;
   readonly feed?: ChangeFeed;
   /** BODY_LIMIT: also the limit of a multipart upload. */
   readonly bodyLimit: number;
@@ -173,7 +176,7 @@ function planImport(text: string): ImportPlan {
 }
 
 export default async function compatRoutes(app: App, opts: CompatRoutesOptions): Promise<void> {
-  const { store, feed } = opts;
+  const { store, feed, devices } = opts;
 
   // Multipart uploads for POST /devices/import only (this plugin's scope), as raw bytes within the
   // same body limit as JSON.
@@ -430,7 +433,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
           `action '${request.query.action.slice(0, 64)}' is not offered; only getDevicesTotals is (see docs/netalertx.md).`,
           'NOT_OFFERED',
         );
-      return store.deviceTotals();
+      return totalsArray(devices.totals());
     },
   );
 

@@ -12,7 +12,6 @@ import { deviceSql } from '../devices/sqlite-sql.js';
 import {
   deviceGroupSql,
   deviceGroups,
-  deviceTotalsSql,
   presenceGroups,
   presenceGroupSql,
   type DeviceGroup,
@@ -60,8 +59,6 @@ export interface CompatStore {
     limit: number,
   ): { events: CompatEvent[]; next: EventCursor | undefined };
   sessionTotals(start: string): SessionTotals;
-  /** `[devices, connected, favorites, new, down, archived]`, as GET /devices/totals answers. */
-  deviceTotals(): number[];
   /** Upserts every device in one transaction; existing devices get the given columns. */
   importDevices(devices: readonly ImportedDevice[], now: string): { inserted: string[]; updated: string[] };
 }
@@ -114,7 +111,6 @@ export class SqliteCompatStore implements CompatStore {
   >;
   private readonly sessionTotalsStmt: Statement<[{ start: string }], number[]>;
   private readonly existsStmt: Statement<[string]>;
-  private readonly totalsStmt: Statement<[], number[]>;
   private readonly insertStmt: Statement<[Record<string, DbValue>]>;
   private readonly updateStmts = new Map<string, Statement<[Record<string, DbValue>]>>();
   private readonly importTx: (
@@ -134,7 +130,6 @@ export class SqliteCompatStore implements CompatStore {
     this.eventsOfAllStmt = db.prepare(compatSql.eventsOfAll);
     this.sessionTotalsStmt = db.prepare<[{ start: string }], number[]>(compatSql.sessionTotals).raw();
     this.existsStmt = db.prepare(deviceSql.exists);
-    this.totalsStmt = db.prepare<[], number[]>(deviceTotalsSql).raw();
     this.insertStmt = db.prepare(deviceSql.insert);
     this.importTx = db.transaction((devices: readonly ImportedDevice[], now: string) => {
       const inserted: string[] = [];
@@ -191,10 +186,6 @@ export class SqliteCompatStore implements CompatStore {
   sessionTotals(start: string): SessionTotals {
     const row = this.sessionTotalsStmt.get({ start }) ?? [];
     return [0, 1, 2, 3, 4, 5].map((i) => row[i] ?? 0) as SessionTotals;
-  }
-
-  deviceTotals(): number[] {
-    return this.totalsStmt.get() ?? [0, 0, 0, 0, 0, 0];
   }
 
   importDevices(devices: readonly ImportedDevice[], now: string): { inserted: string[]; updated: string[] } {

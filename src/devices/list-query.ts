@@ -78,7 +78,7 @@ const searchPredicate = `(devName LIKE @q ESCAPE '\\' OR devMac LIKE @qmac ESCAP
 export function deviceListSql(
   query: DeviceListQuery,
   columnList: string,
-): { readonly page: string; readonly total: string } {
+): { readonly page: string; readonly total: string; readonly order: string } {
   const conditions = [statusPredicate(query.status), query.q ? searchPredicate : undefined].filter(
     (c): c is string => c !== undefined,
   );
@@ -90,6 +90,8 @@ export function deviceListSql(
   return {
     page: `SELECT ${columnList} FROM Devices ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`,
     total: `SELECT COUNT(*) FROM Devices ${where}`,
+    // Every MAC of the list in the page's order: what the list cache keeps (one walk, no columns).
+    order: `SELECT devMac FROM Devices ${where} ORDER BY ${order}`,
   };
 }
 

@@ -7,12 +7,12 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
-import { jsonListStream } from '../http/json-stream.js';
+import { jsonTextList } from '../http/json-stream.js';
 import { ErrorRef } from '../http/schemas.js';
 import { integerTextPattern } from '../validation.js';
 import { DeviceListItemSchema } from './catalogue.js';
 import { EventSchema, SessionSchema } from './history.js';
-import type { DeviceListQuery } from './list-query.js';
+import { DeviceListCache } from './list-cache.js';
 import {
   MacParams,
   maxLimit,
@@ -31,7 +31,7 @@ import {
   sortParam,
   statusParam,
 } from './params.js';
-import type { DeviceListItem, DeviceRepository } from './repository.js';
+import type { DeviceRepository } from './repository.js';
 
 const tags = ['devices'];
 
@@ -51,38 +51,6 @@ const DevicesQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/**
- * Devices read per batch of a streamed list: one short read, then the socket takes them. Small,
- * because a device may hold ~330 KB of text: 8 keep a batch under 3 MB.
- */
-const streamBatch = 8;
-
-/**
- * The list from `offset`, `limit` devices (null: all), read in short batches so that other requests
- * run between them and no whole list is held in memory; `total` is that of the first batch.
- */
-function deviceBatches(
-  repository: DeviceRepository,
-  query: DeviceListQuery,
-  offset: number,
-  limit: number | null,
-): { total: number; items: Iterable<DeviceListItem> } {
-  const first = repository.listDevices(query, { offset, limit: Math.min(streamBatch, limit ?? streamBatch) });
-  function* items(): Generator<DeviceListItem> {
-    let batch = first.items;
-    let at = offset;
-    let left = limit ?? Number.POSITIVE_INFINITY;
-    for (;;) {
-      yield* batch;
-      at += batch.length;
-      left -= batch.length;
-      if (batch.length < streamBatch || left <= 0) return;
-      batch = repository.listDevices(query, { offset: at, limit: Math.min(streamBatch, left) }).items;
-    }
-  }
-  return { total: first.total, items: items() };
-}
 
 const HistoryQuery = Type.Object(
   { period: Type.Optional(periodParam), ...pagingParams },
@@ -114,6 +82,7 @@ export default async function deviceListRoutes(
   app: App,
   { repository }: DeviceListRoutesOptions,
 ): Promise<void> {
+  const cache = new DeviceListCache(repository);
   app.addSchema(DeviceListItemSchema);
   app.addSchema(EventSchema);
   app.addSchema(SessionSchema);
@@ -139,17 +108,19 @@ export default async function deviceListRoutes(
         },
       },
     },
-    async (request, reply) => {
+    // Synchronous, like GET /device/<mac>: the answer is ready text (or a stream of it).
+    (request, reply) => {
       const status = parseStatus(request.query.status);
       const q = parseSearch(request.query.q);
       const sort = parseSort(request.query);
       const { offset, limit } = parseDeviceListPage(request.query);
-      const { total, items } = deviceBatches(repository, { status, q, ...sort }, offset, limit);
-      // Streamed: a list of every device, each with text fields of up to 16 KB, must not be built
-      // in memory as one object and one string.
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(jsonListStream('devices', items, { total, offset, limit }));
+      // A page is kept as its bytes; a long list is streamed from the cached texts: every device,
+      // each with text fields of up to 16 KB, must not be built in memory as one object and one
+      // string (list-cache.ts).
+      const answer = cache.answer({ status, q, ...sort }, offset, limit, ({ total, items }) =>
+        jsonTextList('devices', items, { total, offset, limit }),
+      );
+      void reply.type('application/json; charset=utf-8').send(answer);
     },
   );
 

@@ -14,7 +14,7 @@ import type { DeviceJson } from './catalogue.js';
 import type { EventJson, SessionJson } from './history.js';
 import type { KnownDevice, PresenceChanges } from './presence.js';
 import type { DeviceListQuery } from './list-query.js';
-import type { DeviceGroup, DeviceStatus } from './status.js';
+import type { DeviceCounter, DeviceGroup, DeviceStatus } from './status.js';
 
 /** Computed per-device counts for one period. */
 export interface DeviceStats {
@@ -80,6 +80,9 @@ export interface PageResult<T> {
 /** The counts of the status counters, keyed by group (status.ts). */
 export type DeviceTotals = Readonly<Record<DeviceGroup, number>>;
 
+/** Every device count kept (status.ts `deviceCounters`): the groups, the devStatus values and more. */
+export type DeviceCounts = Readonly<Record<DeviceCounter, number>>;
+
 /**
  * A device field's value as the store accepts it: text, a 0/1 flag or a port as numbers, a time as
  * a Date, devCustomProps as its array, or null.
@@ -99,6 +102,12 @@ export interface PruneResult {
 /** What changed since the last poll: nothing, these devices' answers, or possibly anything. */
 export type Changes = ReadonlySet<string> | 'all';
 
+/** One consumer's view of what changed: each reader has its own position (see `changeReader`). */
+export interface ChangeReader {
+  /** The devices whose answers may have changed since this reader's previous poll. */
+  poll(): Changes;
+}
+
 export interface ApplyHooks {
   /**
    * Called inside the transaction, after the cycle's writes and before COMMIT: the alert outbox
@@ -115,10 +124,11 @@ export interface DeviceRepository {
   /** get() plus the open sessions and connected seconds behind devPresenceHours (for caches). */
   getTimed(mac: string, period: Period, now: Date): TimedView | undefined;
   /**
-   * The devices whose answers may have changed since the previous call, by this process (exactly
-   * those) or by another one (`'all'`). One consumer: the view cache.
+   * A new reader of the devices whose answers may have changed since its previous poll, by this
+   * process (exactly those) or by another one (`'all'`). Each consumer (the view cache, the list
+   * cache, the kept counts) has its own; a reader starts with nothing changed.
    */
-  pollChanges(): Changes;
+  changeReader(): ChangeReader;
   /**
    * Runs `write` (one or more of the write methods below) so that the promise settles only once
    * the write is durable. Writes that arrive together share one transaction and one flush to disk;
@@ -153,8 +163,20 @@ export interface DeviceRepository {
    * counts the filtered list.
    */
   listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem>;
-  /** How many devices each status counter holds. */
+  /**
+   * The MACs of the devices `listDevices` lists for `query`, in its order (every page of it). The
+   * list cache keeps this and the items apart, so that a page is a slice.
+   */
+  listOrder(query: DeviceListQuery): string[];
+  /** The list items of these devices, in the same order; undefined for a MAC that is no device. */
+  listItems(macs: readonly string[]): (DeviceListItem | undefined)[];
+  /** How many devices each status counter holds: the counts below, never a scan per call. */
   totals(): DeviceTotals;
+  /**
+   * Every count of `deviceCounters`, kept as the devices change (this process's writes device by
+   * device, another process's commits by a recount), so that reading them costs no scan.
+   */
+  counts(): DeviceCounts;
   /**
    * The device's events at or after the period start (the rule of devEvents, without its type
    * filter), newest first. Undefined when the device does not exist.

@@ -36,10 +36,12 @@ import type { KnownDevice, PresenceChanges } from './presence.js';
 import {
   presenceHours,
   type ApplyHooks,
+  type ChangeReader,
   type Changes,
   type CreateResult,
   type DeviceChanges,
   type DeviceChild,
+  type DeviceCounts,
   type DeviceListItem,
   type DeviceTotals,
   type DeviceRepository,
@@ -62,12 +64,31 @@ import {
   presenceSql,
 } from './sqlite-sql.js';
 import { searchParams, type DeviceListQuery } from './list-query.js';
-import { deviceGroups, deviceStatus, deviceTotalsSql, type DeviceGroup } from './status.js';
+import {
+  deviceCounterBitsSql,
+  deviceCounters,
+  deviceCountsSql,
+  deviceGroups,
+  deviceStatus,
+  type DeviceCounter,
+} from './status.js';
 
 interface ListStatements {
   readonly page: Statement<[Record<string, unknown>], DeviceRow>;
   readonly total: Statement<[Record<string, unknown>], number>;
+  readonly order: Statement<[Record<string, unknown>], string>;
 }
+
+/** What one change reader has not polled yet. */
+interface ReaderState {
+  pending: Set<string> | 'all';
+}
+
+/**
+ * Above this many devices changed at once (a scan cycle), the kept counts are recounted in one
+ * pass instead of device by device.
+ */
+const recountAbove = 256;
 
 interface ChildRow {
   devMac: string;
@@ -219,8 +240,21 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly dataVersionStmt: Statement<[], number>;
   /** Asked before `dataVersionStmt`: whether any commit happened at all (see commit-probe.ts). */
   private readonly commitProbe: CommitProbe;
-  /** Devices whose answers this connection's writes changed since the last pollChanges(). */
+  /** Devices whose answers this connection's writes changed, not yet handed to the readers. */
   private changedHere = new Set<string>();
+  /** Every change reader, each with what it has not polled yet. */
+  private readonly readers = new Set<ReaderState>();
+  /**
+   * The kept counts (see `counts()`), their reader, and each device's counters as bits (read when
+   * this process's writes need them; undefined after a recount).
+   */
+  private readonly countsReader: ChangeReader;
+  private counterBits: Map<string, number> | undefined;
+  private countValues: number[] = deviceCounters.map(() => 0);
+  private countsObject: DeviceCounts | undefined;
+  private readonly allBitsStmt: Statement<[], [string, number]>;
+  private readonly countsStmt: Statement<[], number[]>;
+  private readonly oneBitsStmt: Statement<[string], { devMac: string; bits: number }>;
   private readonly deleteScanStateStmt: Statement<[string]>;
   private readonly eventsPageStmt: Statement<[{ mac: string; start: string } & Page], EventRow>;
   private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
@@ -237,7 +271,6 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly pruneScanStateStmt: Statement<[]>;
   /** Prepared on first use and kept, keyed by SQL text: one entry per list shape (a few hundred at most). */
   private readonly listStmts = new Map<string, ListStatements>();
-  private readonly groupTotalsStmt: Statement<[], Record<DeviceGroup, number>>;
   /** Runs a read in one transaction, so a page and its total come from one snapshot. */
   private readonly readTx: <T>(read: () => T) => T;
   private readonly deleteTx: (mac: string) => boolean;
@@ -296,7 +329,10 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.pruneEventsStmt = db.prepare(presenceSql.pruneEvents);
     this.pruneSessionsStmt = db.prepare(presenceSql.pruneSessions);
     this.pruneScanStateStmt = db.prepare(presenceSql.pruneScanState);
-    this.groupTotalsStmt = db.prepare(deviceTotalsSql);
+    this.allBitsStmt = db.prepare<[], [string, number]>(deviceCounterBitsSql).raw();
+    this.countsStmt = db.prepare<[], number[]>(deviceCountsSql).raw();
+    this.oneBitsStmt = db.prepare(`${deviceCounterBitsSql} WHERE devMac = ?`);
+    this.countsReader = this.changeReader();
     const read = db.transaction((fn: () => unknown) => fn());
     this.readTx = <T>(fn: () => T): T => read(fn) as T;
     this.commits = new GroupCommit(db);
@@ -337,15 +373,29 @@ export class SqliteDeviceRepository implements DeviceRepository {
     return this.getTimed(mac, period, now)?.view;
   }
 
+  changeReader(): ChangeReader {
+    const state: ReaderState = { pending: new Set() };
+    this.readers.add(state);
+    return {
+      poll: (): Changes => {
+        this.collectChanges();
+        const pending = state.pending;
+        if (pending !== 'all' && pending.size === 0) return nothingChanged;
+        state.pending = new Set();
+        return pending;
+      },
+    };
+  }
+
   /**
-   * The TEMP triggers of `changeTrackingSql` report every device this connection's writes touch;
-   * `PRAGMA data_version` moves with every commit by another connection (another process, the
-   * sqlite3 CLI), whose rows nothing here can name: then everything may have changed. The commit
-   * probe is asked first, so that when nobody committed, the usual case on a read, this costs one
-   * small read of the WAL-index and no statement.
+   * Hands what changed to every reader. The TEMP triggers of `changeTrackingSql` report every
+   * device this connection's writes touch; `PRAGMA data_version` moves with every commit by another
+   * connection (another process, the sqlite3 CLI), whose rows nothing here can name: then
+   * everything may have changed. The commit probe is asked first, so that when nobody committed,
+   * the usual case on a read, this costs one small read of the WAL-index and no statement.
    */
-  pollChanges(): Changes {
-    if (!this.commitProbe.mayHaveChanged()) return nothingChanged;
+  private collectChanges(): void {
+    if (!this.commitProbe.mayHaveChanged()) return;
     let version: number;
     try {
       version = this.dataVersionStmt.get() ?? 0;
@@ -359,9 +409,16 @@ export class SqliteDeviceRepository implements DeviceRepository {
     if (changed.size > 0) this.changedHere = new Set();
     if (version !== this.dataVersion) {
       this.dataVersion = version;
-      return 'all';
+      for (const reader of this.readers) reader.pending = 'all';
+      return;
     }
-    return changed.size === 0 ? nothingChanged : changed;
+    if (changed.size === 0) return;
+    for (const reader of this.readers) {
+      const pending = reader.pending;
+      if (pending === 'all') continue;
+      if (pending.size === 0) reader.pending = new Set(changed);
+      else for (const mac of changed) pending.add(mac);
+    }
   }
 
   write<T>(write: () => T): Promise<T> {
@@ -456,9 +513,95 @@ export class SqliteDeviceRepository implements DeviceRepository {
     }));
   }
 
+  listOrder(query: DeviceListQuery): string[] {
+    return this.listStatements(query).order.all(searchParams(query.q));
+  }
+
+  listItems(macs: readonly string[]): (DeviceListItem | undefined)[] {
+    return this.readTx(() =>
+      macs.map((mac) => {
+        const row = this.selectStmt.get(mac);
+        return row === undefined
+          ? undefined
+          : {
+              ...rowToJson(row),
+              devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+            };
+      }),
+    );
+  }
+
   totals(): DeviceTotals {
-    const row = this.groupTotalsStmt.get();
-    return Object.fromEntries(deviceGroups.map((group) => [group, row?.[group] ?? 0])) as DeviceTotals;
+    const counts = this.counts();
+    return Object.fromEntries(deviceGroups.map((group) => [group, counts[group]])) as DeviceTotals;
+  }
+
+  /**
+   * The counts are kept in memory. This process's writes name the devices they touched (the
+   * change reader), whose counters are read again (one row each, as bits) and moved between the
+   * counts; a commit by another process, or a change of many devices at once, recounts every
+   * device in one pass. Between changes, a read costs the commit probe and nothing else.
+   */
+  counts(): DeviceCounts {
+    const changes = this.countsReader.poll();
+    if (this.countsObject === undefined || changes === 'all' || changes.size > recountAbove) this.countAll();
+    else if (changes.size > 0) this.countDevices(changes);
+    return this.countsObject ?? this.countAll();
+  }
+
+  /**
+   * The counts in one pass in SQLite, without each device's bits (reading those takes several
+   * times as long: a JavaScript value per device); they are read only when this process's own
+   * writes need them.
+   */
+  private countAll(): DeviceCounts {
+    const row = this.countsStmt.get() ?? [];
+    this.countValues = deviceCounters.map((_, i) => row[i] ?? 0);
+    this.counterBits = undefined;
+    return this.newCounts();
+  }
+
+  /** The counts after this process's writes to `changed`: each device's bits read again. */
+  private countDevices(changed: ReadonlySet<string>): void {
+    this.readTx(() => {
+      const bits = this.counterBits ?? this.readAllBits();
+      for (const mac of changed) {
+        const before = bits.get(mac);
+        const after = this.oneBitsStmt.get(mac)?.bits;
+        if (before === after) continue;
+        if (before !== undefined) this.addBits(before, -1);
+        if (after === undefined) bits.delete(mac);
+        else {
+          bits.set(mac, after);
+          this.addBits(after, 1);
+        }
+      }
+    });
+    this.newCounts();
+  }
+
+  /** Every device's bits, and the counts from them. */
+  private readAllBits(): Map<string, number> {
+    const bits = new Map<string, number>();
+    this.countValues = deviceCounters.map(() => 0);
+    for (const [mac, value] of this.allBitsStmt.all()) {
+      bits.set(mac, value);
+      this.addBits(value, 1);
+    }
+    this.counterBits = bits;
+    return bits;
+  }
+
+  private newCounts(): DeviceCounts {
+    this.countsObject = Object.fromEntries(
+      deviceCounters.map((counter, i) => [counter, this.countValues[i] ?? 0]),
+    ) as Record<DeviceCounter, number>;
+    return this.countsObject;
+  }
+
+  private addBits(bits: number, sign: 1 | -1): void {
+    for (let i = 0; i < deviceCounters.length; i++)
+      if ((bits & (1 << i)) !== 0) this.countValues[i] = (this.countValues[i] ?? 0) + sign;
   }
 
   private listStatements(query: DeviceListQuery): ListStatements {
@@ -468,6 +611,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       statements = {
         page: this.db.prepare(sql.page),
         total: this.db.prepare<[Record<string, unknown>], number>(sql.total).pluck(),
+        order: this.db.prepare<[Record<string, unknown>], string>(sql.order).pluck(),
       };
       this.listStmts.set(sql.page, statements);
     }

@@ -95,7 +95,7 @@ export const deviceSql = {
 } as const;
 
 /** GET /devices: the SQL of one list shape (list-query.ts) over the stored columns. */
-export function deviceListStatements(query: DeviceListQuery): { page: string; total: string } {
+export function deviceListStatements(query: DeviceListQuery): { page: string; total: string; order: string } {
   return deviceListSql(query, columnList);
 }
 

@@ -65,6 +65,11 @@ export const totalsNames: Readonly<Record<DeviceGroup, string>> = {
   archived: 'archived',
 };
 
+/** The counts of the groups as the bare array of `GET /devices/totals`, in `deviceGroups` order. */
+export function totalsArray(totals: Readonly<Record<DeviceGroup, number>>): number[] {
+  return deviceGroups.map((group) => totals[group]);
+}
+
 /**
  * The SQL predicate of each group over the Devices table. Built from constants only. Every group
  * but `archived` leaves archived devices out; `down` is the `Down` devStatus among those.
@@ -105,3 +110,36 @@ export function presenceGroupSql(group: PresenceGroup): string {
     ? deviceGroupSql('connected')
     : `(devIsArchived IS NOT 1 AND NOT (${deviceStatusSql('On-line')}))`;
 }
+
+/**
+ * Every device count netkeep keeps (the device store's `counts()`): the groups of the status
+ * counters, each devStatus (archived devices included, as `/metrics`' netkeep_devices counts them)
+ * and `absent` (not archived and absent from the last scan: NetAlertX's "offline" gauge). Totals,
+ * the console's counters and `/metrics` all read these.
+ */
+export const deviceCounters = [...deviceGroups, ...deviceStatuses, 'absent'] as const;
+export type DeviceCounter = (typeof deviceCounters)[number];
+
+/** The SQL predicate of each counter over the Devices table. Built from constants only. */
+export function deviceCounterSql(counter: DeviceCounter): string {
+  if ((deviceGroups as readonly string[]).includes(counter)) return deviceGroupSql(counter as DeviceGroup);
+  if ((deviceStatuses as readonly string[]).includes(counter))
+    return deviceStatusSql(counter as DeviceStatus);
+  return 'devIsArchived IS NOT 1 AND devPresentLastScan IS NOT 1';
+}
+
+/**
+ * One pass over Devices counting every counter: the counts in `deviceCounters` order. The
+ * reference the kept counts are tested against (and what they are recounted with).
+ */
+export const deviceCountsSql = `SELECT ${deviceCounters
+  .map((counter, i) => `COUNT(*) FILTER (WHERE ${deviceCounterSql(counter)}) AS c${i}`)
+  .join(', ')} FROM Devices`;
+
+/**
+ * Each device's counters as bits (bit i: in `deviceCounters[i]`), for the store to keep the counts
+ * device by device: `@mac` one device, or every device without the WHERE.
+ */
+export const deviceCounterBitsSql = `SELECT devMac, ${deviceCounters
+  .map((counter, i) => `((${deviceCounterSql(counter)}) << ${i})`)
+  .join(' | ')} AS bits FROM Devices`;

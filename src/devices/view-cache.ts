@@ -8,7 +8,7 @@
  * start passes a row's time. The store says both (`TimedView`: `seconds`, `slope`, `until`), so an
  * entry keeps its text split around the hours value and a hit splices in the hours for `now`, until
  * `until`. Before each answer the store says which devices' answers changed since the last one
- * (`pollChanges`): a write through this process drops exactly those entries (the device, its
+ * (its change reader): a write through this process drops exactly those entries (the device, its
  * parent when a child field changed, every device a scan cycle touched); a commit by another
  * process, whose rows nothing here can name, drops them all.
  *
@@ -16,7 +16,7 @@
  * fraction of the memory of the object it came from.
  */
 import { periods, type Period } from '../time.js';
-import { presenceHours, type DeviceRepository } from './repository.js';
+import { presenceHours, type ChangeReader, type DeviceRepository } from './repository.js';
 
 interface Entry {
   /** JSON text up to and including `"devPresenceHours":`. */
@@ -51,6 +51,7 @@ export class DeviceJsonCache {
   /** Keyed by `entryKey(mac, period)`, oldest first. */
   private readonly entries = new Map<string, Entry>();
   private chars = 0;
+  private readonly changes: ChangeReader;
 
   /**
    * @param repository where views come from and which says what changed
@@ -59,7 +60,9 @@ export class DeviceJsonCache {
   constructor(
     private readonly repository: DeviceRepository,
     private readonly maxChars = defaultMaxChars,
-  ) {}
+  ) {
+    this.changes = repository.changeReader();
+  }
 
   private clear(): void {
     this.entries.clear();
@@ -80,7 +83,7 @@ export class DeviceJsonCache {
 
   /** JSON text of the device for `period`, or undefined when the device does not exist. */
   get(mac: string, now: Date, period: Period = 'all'): string | undefined {
-    const changed = this.repository.pollChanges();
+    const changed = this.changes.poll();
     if (changed === 'all') this.clear();
     else for (const device of changed) this.drop(device);
     const nowMs = now.getTime();

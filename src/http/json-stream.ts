@@ -35,6 +35,65 @@ export function jsonListStream(
   });
 }
 
+/** Characters gathered into one piece of a list of ready JSON texts. */
+const pieceChars = 64 * 1024;
+/**
+ * An answer up to this many characters is sent as one string (a page of 100 devices: ~74 Ki); a
+ * longer one is streamed, so its first bytes leave once this much is ready.
+ */
+const wholeChars = 256 * 1024;
+
+/**
+ * `{"success":true,"<key>":[..texts..],<tail fields>}` where each item is already JSON text (a
+ * cache's), in pieces of about 64 Ki characters: the same bytes as `jsonListStream` of the parsed
+ * items. An answer that fits in 256 Ki characters is one string (a stream costs more than it saves
+ * there); a longer one is a stream.
+ */
+export function jsonTextList(
+  key: string,
+  texts: Iterable<string>,
+  tail: Readonly<Record<string, unknown>>,
+): string | Readable {
+  const rest = Object.entries(tail).map(
+    ([name, value]) => `,${JSON.stringify(name)}:${JSON.stringify(value)}`,
+  );
+  const pieces = textPieces(`{"success":true,${JSON.stringify(key)}:[`, texts, `]${rest.join('')}}`);
+  const head: string[] = [];
+  let chars = 0;
+  for (;;) {
+    const next = pieces.next();
+    if (next.done === true) return head.join('');
+    head.push(next.value);
+    chars += next.value.length;
+    if (chars > wholeChars) break;
+  }
+  return Readable.from(
+    (function* () {
+      yield* head;
+      yield* pieces;
+    })(),
+    { objectMode: false, highWaterMark },
+  );
+}
+
+function* textPieces(before: string, texts: Iterable<string>, after: string): Generator<string> {
+  let piece = [before];
+  let chars = before.length;
+  let first = true;
+  for (const text of texts) {
+    piece.push(first ? text : `,${text}`);
+    first = false;
+    chars += text.length + 1;
+    if (chars >= pieceChars) {
+      yield piece.join('');
+      piece = [];
+      chars = 0;
+    }
+  }
+  piece.push(after);
+  yield piece.join('');
+}
+
 /** A bare JSON array `[..items..]` (NetAlertX's shape for some lists). */
 export function jsonArrayStream(items: Iterable<unknown>): Readable {
   return Readable.from(arrayChunks('', items, ''), { objectMode: false, highWaterMark });

@@ -11,26 +11,17 @@
  */
 import type { Database } from 'better-sqlite3';
 import client from 'prom-client';
-import { deviceStatusSql, deviceStatuses } from '../devices/status.js';
+import type { DeviceCounts } from '../devices/repository.js';
+import { deviceStatuses, type DeviceCounter } from '../devices/status.js';
 import type { ChangeFeed } from '../events.js';
 import { RequestStats } from './request-stats.js';
 
 export interface MetricsOptions {
+  /** The device counts the store keeps (the numbers of GET /devices/totals, never a scan). */
+  readonly counts: () => DeviceCounts;
+  /** For the per-device series, which list every device anyway. */
   readonly db: Database;
   readonly feed: ChangeFeed;
-}
-
-interface Totals {
-  online: number;
-  offline: number;
-  down: number;
-  connected: number;
-  nxOffline: number;
-  nxDown: number;
-  nxNew: number;
-  archived: number;
-  favorites: number;
-  mine: number;
 }
 
 interface DeviceStatusRow {
@@ -44,16 +35,16 @@ interface DeviceStatusRow {
   status: string;
 }
 
-/** Each NetAlertX total: its metric name, help text and the column of the totals query. */
+/** Each NetAlertX total: its metric name, help text and the device counter it shows. */
 const netalertxTotals = [
   ['netalertx_connected_devices', 'Devices not archived and present in the last scan.', 'connected'],
-  ['netalertx_offline_devices', 'Devices not archived and absent from the last scan.', 'nxOffline'],
-  ['netalertx_down_devices', 'Devices not archived, devAlertDown set, absent from the last scan.', 'nxDown'],
-  ['netalertx_new_devices', 'Devices not archived and marked new.', 'nxNew'],
+  ['netalertx_offline_devices', 'Devices not archived and absent from the last scan.', 'absent'],
+  ['netalertx_down_devices', 'Devices not archived, devAlertDown set, absent from the last scan.', 'down'],
+  ['netalertx_new_devices', 'Devices not archived and marked new.', 'new'],
   ['netalertx_archived_devices', 'Archived devices.', 'archived'],
   ['netalertx_favorite_devices', 'Devices not archived and marked favourite.', 'favorites'],
-  ['netalertx_my_devices', 'Devices not archived.', 'mine'],
-] as const satisfies ReadonlyArray<readonly [string, string, keyof Totals]>;
+  ['netalertx_my_devices', 'Devices not archived.', 'my'],
+] as const satisfies ReadonlyArray<readonly [string, string, DeviceCounter]>;
 
 /**
  * Longest label value of netalertx_device_status, in characters. A device's name, vendor and type
@@ -70,21 +61,18 @@ function labelValue(text: string | null): string {
   return `${text.slice(0, maxLabelChars - 1).replace(/[\uD800-\uDBFF]$/, '')}\u2026`;
 }
 
-/** Status label values of netkeep_devices, with their column in the totals query. */
-const statusColumns = { 'On-line': 'online', 'Off-line': 'offline', Down: 'down' } as const;
-
 export class Metrics {
   readonly registry = new client.Registry();
   /** The per-request series (request-stats.ts), recorded by the hooks of routes.ts. */
   readonly requests = new RequestStats();
   private readonly devices: client.Gauge<'status'>;
-  private readonly netalertx: ReadonlyArray<readonly [client.Gauge, keyof Totals]>;
+  private readonly netalertx: ReadonlyArray<readonly [client.Gauge, DeviceCounter]>;
   private readonly deviceStatus: client.Gauge;
   private readonly scanDuration: client.Histogram;
   private readonly scanErrors: client.Counter;
   private readonly toolRuns: client.Counter<'tool' | 'outcome'>;
   private readonly notifications: client.Counter<'channel' | 'status'>;
-  private readonly selectTotals: () => Totals;
+  private readonly counts: () => DeviceCounts;
   private readonly selectDevices: () => DeviceStatusRow[];
   private readonly unsubscribe: () => void;
 
@@ -140,21 +128,7 @@ export class Metrics {
     });
 
     const { db, feed } = options;
-    // Every count in one statement, so one scrape reads one consistent snapshot.
-    const totals = db.prepare<[], Totals>(`
-      SELECT
-        COUNT(*) FILTER (WHERE ${deviceStatusSql('On-line')}) AS online,
-        COUNT(*) FILTER (WHERE ${deviceStatusSql('Off-line')}) AS offline,
-        COUNT(*) FILTER (WHERE ${deviceStatusSql('Down')}) AS down,
-        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devPresentLastScan IS 1) AS connected,
-        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devPresentLastScan IS NOT 1) AS nxOffline,
-        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devPresentLastScan IS NOT 1 AND devAlertDown IS 1) AS nxDown,
-        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devIsNew IS 1) AS nxNew,
-        COUNT(*) FILTER (WHERE devIsArchived IS 1) AS archived,
-        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1 AND devFavorite IS 1) AS favorites,
-        COUNT(*) FILTER (WHERE devIsArchived IS NOT 1) AS mine
-      FROM Devices`);
-    this.selectTotals = () => totals.get() as Totals;
+    this.counts = options.counts;
     // NetAlertX's status order: New first, then On-line, Down, Archived, Off-line.
     // Text read one character past the label bound (labelValue marks the cut), not the whole 16 KB.
     const cut = (column: string): string => `substr(${column}, 1, ${maxLabelChars + 1}) AS ${column}`;
@@ -190,9 +164,9 @@ export class Metrics {
 
   /** The Prometheus text, with the device gauges read from the database now. */
   async scrape(): Promise<string> {
-    const totals = this.selectTotals();
-    for (const status of deviceStatuses) this.devices.set({ status }, totals[statusColumns[status]]);
-    for (const [gauge, column] of this.netalertx) gauge.set(totals[column]);
+    const counts = this.counts();
+    for (const status of deviceStatuses) this.devices.set({ status }, counts[status]);
+    for (const [gauge, counter] of this.netalertx) gauge.set(counts[counter]);
     this.deviceStatus.reset();
     for (const row of this.selectDevices()) {
       this.deviceStatus.set(

@@ -1,0 +1,220 @@
+/**
+ * GET /devices from memory: each device's list item as JSON text, and each list shape's order (the
+ * MACs of the filtered, sorted list), so that a page is a slice of an order and a join of ready
+ * texts, and the whole list streams from the texts without being built as one document.
+ *
+ * Why it is exact: an item shows its device's stored fields and devStatus only, and which devices
+ * a list holds and in which order depends on those fields only (the filters and sorts of
+ * list-query.ts read Devices columns). Before each answer (and between the pieces of a streamed
+ * one) the store's change reader says which devices may have changed: a commit by another process
+ * drops everything; this process's writes name their devices, whose items are read again. When
+ * every such item was cached and reads the same as before (a change of history only, or a write
+ * that changed nothing), the orders stay; otherwise (a field changed, a device came or went, or
+ * there is no earlier text to compare with) every order is dropped and read again when asked.
+ * Nothing in it depends on which fields the catalogue has or which filters list-query.ts offers.
+ */
+import type { DeviceListQuery } from './list-query.js';
+import type { ChangeReader, DeviceRepository } from './repository.js';
+
+/**
+ * Characters of item text kept: 12 Mi (12-24 MiB of heap), the oldest dropped first. An item is
+ * ~740 characters with realistic fields (10,000 devices fit), but its text fields may hold 16 KB
+ * each, so the bound is on size.
+ */
+const defaultMaxChars = 12 * 1024 * 1024;
+/** An item longer than this (a device whose text fields are near their bounds) is not kept. */
+const maxItemChars = 256 * 1024;
+/** List shapes (filter, search, sort) whose order is kept; the one kept longest goes first. */
+const maxOrders = 16;
+/** Devices handled per step of a streamed list: the changes are polled again between steps. */
+const step = 64;
+/** Devices read from the store at once: a device may hold ~330 KB of text, 8 stay under 3 MB. */
+const readBatch = 8;
+/** Above this many changed devices (a scan cycle), the orders are dropped without comparing. */
+const compareAtMost = 64;
+/** Bytes of whole answers kept (pages: ~74 KB for 100 devices); the oldest dropped first. */
+const defaultMaxAnswerBytes = 8 * 1024 * 1024;
+/** Whole answers kept at most, however small (empty pages past the end are a few bytes each). */
+const maxAnswers = 1024;
+/** An answer longer than this is never kept (it is streamed, not made as one text). */
+const maxAnswerChars = 256 * 1024;
+
+export interface ListPage {
+  /** Devices in the whole filtered list. */
+  readonly total: number;
+  /** The page's items as JSON text, read as they are iterated. */
+  readonly items: Iterable<string>;
+}
+
+export class DeviceListCache {
+  /** Item JSON text by MAC, oldest first. */
+  private readonly items = new Map<string, string>();
+  private chars = 0;
+  /** The MACs of each list shape, in its order. */
+  private readonly orders = new Map<string, readonly string[]>();
+  /**
+   * Whole answers (a page as the route renders it) as bytes, by shape, offset and limit: a page
+   * asked again is sent as it is. Dropped whenever an order or any item changes.
+   */
+  private readonly answers = new Map<string, Buffer>();
+  private answerBytes = 0;
+  private readonly changes: ChangeReader;
+
+  /**
+   * @param repository where lists come from and which says what changed
+   * @param maxChars item text characters kept
+   * @param maxAnswerBytes bytes of whole answers kept
+   */
+  constructor(
+    private readonly repository: DeviceRepository,
+    private readonly maxChars = defaultMaxChars,
+    private readonly maxAnswerBytes = defaultMaxAnswerBytes,
+  ) {
+    this.changes = repository.changeReader();
+  }
+
+  /**
+   * The answer `render` makes of the page, kept as bytes when it is text of at most 256 Ki
+   * characters, and given again while nothing in it can have changed; anything else it returns (a
+   * stream of a long list) is handed over as it is.
+   */
+  answer<T>(
+    query: DeviceListQuery,
+    offset: number,
+    limit: number | null,
+    render: (page: ListPage) => string | T,
+  ): Buffer | T {
+    this.refresh();
+    const key = `${shapeKey(query)}|${offset}|${String(limit)}`;
+    const kept = this.answers.get(key);
+    if (kept !== undefined) return kept;
+    const made = render(this.page(query, offset, limit));
+    if (typeof made !== 'string') return made;
+    const bytes = Buffer.from(made);
+    if (made.length <= maxAnswerChars) {
+      for (const oldest of this.answers.keys()) {
+        if (this.answerBytes + bytes.length <= this.maxAnswerBytes && this.answers.size < maxAnswers) break;
+        this.dropAnswer(oldest);
+      }
+      this.answers.set(key, bytes);
+      this.answerBytes += bytes.length;
+    }
+    return bytes;
+  }
+
+  /** The list for `query` from `offset`, `limit` devices (null: every one from the offset on). */
+  page(query: DeviceListQuery, offset: number, limit: number | null): ListPage {
+    this.refresh();
+    const order = this.order(query);
+    const macs = order.slice(offset, limit === null ? undefined : offset + limit);
+    return { total: order.length, items: this.texts(macs) };
+  }
+
+  /** Item texts of `macs`, step by step; a device deleted meanwhile is left out. */
+  private *texts(macs: readonly string[]): Generator<string> {
+    for (let at = 0; at < macs.length; at += step) {
+      if (at > 0) this.refresh();
+      const slice = macs.slice(at, at + step);
+      const texts = slice.map((mac) => this.items.get(mac));
+      const missing = slice.filter((_, i) => texts[i] === undefined);
+      const read = new Map<string, string>();
+      for (let from = 0; from < missing.length; from += readBatch) {
+        const batch = missing.slice(from, from + readBatch);
+        this.repository.listItems(batch).forEach((item, i) => {
+          const mac = batch[i];
+          if (item === undefined || mac === undefined) return;
+          const text = JSON.stringify(item);
+          read.set(mac, text);
+          this.keep(mac, text);
+        });
+      }
+      for (const [i, mac] of slice.entries()) {
+        const text = texts[i] ?? read.get(mac);
+        if (text !== undefined) yield text;
+      }
+    }
+  }
+
+  private order(query: DeviceListQuery): readonly string[] {
+    const key = shapeKey(query);
+    let macs = this.orders.get(key);
+    if (macs === undefined) {
+      macs = this.repository.listOrder(query);
+      for (const oldest of this.orders.keys()) {
+        if (this.orders.size < maxOrders) break;
+        this.orders.delete(oldest);
+      }
+      this.orders.set(key, macs);
+    }
+    return macs;
+  }
+
+  /** Takes in what changed since the last answer (see the comment at the top). */
+  private refresh(): void {
+    const changed = this.changes.poll();
+    if (changed === 'all') {
+      this.items.clear();
+      this.chars = 0;
+      this.orders.clear();
+      this.clearAnswers();
+      return;
+    }
+    if (changed.size === 0) return;
+    if (this.orders.size === 0 || changed.size > compareAtMost) {
+      for (const mac of changed) this.drop(mac);
+      this.orders.clear();
+      this.clearAnswers();
+      return;
+    }
+    const macs = [...changed];
+    const items = this.repository.listItems(macs);
+    let ordersHold = true;
+    for (const [i, mac] of macs.entries()) {
+      const item = items[i];
+      const before = this.items.get(mac);
+      const text = item === undefined ? undefined : JSON.stringify(item);
+      if (before === undefined || text !== before) ordersHold = false;
+      if (text === undefined) this.drop(mac);
+      else if (text !== before) this.keep(mac, text);
+    }
+    if (!ordersHold) {
+      this.orders.clear();
+      this.clearAnswers();
+    }
+  }
+
+  private clearAnswers(): void {
+    this.answers.clear();
+    this.answerBytes = 0;
+  }
+
+  private dropAnswer(key: string): void {
+    const bytes = this.answers.get(key);
+    if (bytes === undefined) return;
+    this.answerBytes -= bytes.length;
+    this.answers.delete(key);
+  }
+
+  private drop(mac: string): void {
+    const text = this.items.get(mac);
+    if (text === undefined) return;
+    this.chars -= text.length;
+    this.items.delete(mac);
+  }
+
+  private keep(mac: string, text: string): void {
+    this.drop(mac);
+    if (text.length > maxItemChars) return; // one huge device must not empty the cache
+    for (const oldest of this.items.keys()) {
+      if (this.chars + text.length <= this.maxChars) break;
+      this.drop(oldest);
+    }
+    this.items.set(mac, text);
+    this.chars += text.length;
+  }
+}
+
+/** One key per list shape (filter, search, sort, order). */
+function shapeKey(query: DeviceListQuery): string {
+  return JSON.stringify([query.status ?? '', query.q ?? '', query.sort ?? '', query.order ?? '']);
+}
