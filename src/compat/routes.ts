@@ -16,7 +16,7 @@ import { fieldsByName, rowToJson, storedFields, type DbValue } from '../devices/
 import { convertDevice } from '../import/device-values.js';
 import { LocalTimeReader } from '../import/local-time.js';
 import type { DeviceRepository } from '../devices/repository.js';
-import { deviceGroups, presenceGroups, totalsArray, type DeviceGroup } from '../devices/status.js';
+import { deviceGroups, presenceGroups, totalsArray } from '../devices/status.js';
 import { periodNames } from '../devices/params.js';
 import { periodStart, type Period } from '../time.js';
 import { stringEnum } from '../enum-schema.js';
