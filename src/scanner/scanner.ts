@@ -22,7 +22,7 @@ import {
 } from './discovery.js';
 import { planCycle, type PlannedEvent } from './state-machine.js';
 import { ScanStore } from './store.js';
-import { parseScanSubnets, type ScanSubnet } from './subnets.js';
+import { parseScanSubnets, subnetScope, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
 
 export type { CycleSummary } from './summary.js';
@@ -218,6 +218,7 @@ export class Scanner {
           known,
           observations,
           missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
+          inScope: subnetScope(this.subnets),
           now,
         });
         const notifications = this.options.notifications;

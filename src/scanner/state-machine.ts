@@ -4,6 +4,11 @@
  * table; `store.ts` applies a plan in one transaction.
  *
  * Decisions (also in docs/api/scanning.md):
+ * - Scope (DESIGN 13): a cycle judges only the devices it could have seen, those whose devLastIP
+ *   lies inside one of its subnets. A device outside every scanned subnet (imported from another
+ *   network, created by hand with another address) that is not seen is left exactly as it is: no
+ *   miss counted, no Disconnected or Device Down, its session untouched. Seen, it is handled like
+ *   any other device (it is on a scanned subnet now).
  * - Grace: a present device that is missed only counts as gone on its N-th consecutive miss
  *   (N = SCAN_MISSES_BEFORE_ABSENT); being seen again resets the count. While it is within grace
  *   it stays present and its session stays open. Misses are not counted for absent devices.
@@ -62,6 +67,11 @@ export interface PlanInput {
   readonly observations: ReadonlyMap<string, Observation>;
   /** SCAN_MISSES_BEFORE_ABSENT (>= 1). */
   readonly missesBeforeAbsent: number;
+  /**
+   * The cycle's scope: whether an address lies inside one of the cycle's subnets (subnetScope in
+   * subnets.ts). Default: every address (for callers that plan without subnets: benches, tests).
+   */
+  readonly inScope?: (ip: string) => boolean;
   readonly now: Date;
 }
 
@@ -76,6 +86,7 @@ export function planCycle(input: PlanInput): ScanPlan {
   const now = new Date(Math.floor(input.now.getTime() / 1000) * 1000);
   const nowIso = now.toISOString().replace('.000Z', 'Z');
   const grace = Math.max(1, input.missesBeforeAbsent);
+  const inScope = input.inScope ?? (() => true);
   const plan = {
     newDevices: [] as NewDeviceJson[],
     updates: [] as PresenceUpdate[],
@@ -153,9 +164,11 @@ export function planCycle(input: PlanInput): ScanPlan {
       plan.scanState.push({ mac, misses: 0, lastAbsence: null });
   }
 
-  // Known, watched, present devices that were not seen: count the miss, and after N misses, gone.
+  // Known, watched, present devices in scope that were not seen: count the miss, and after N
+  // misses, gone. A device outside the cycle's subnets could not have been seen: it is not judged.
   for (const device of input.known.values()) {
     if (!device.scan || !device.presentLastScan || input.observations.has(device.mac)) continue;
+    if (!inScope(device.lastIP)) continue;
     const misses = device.misses + 1;
     if (misses < grace) {
       plan.scanState.push({ mac: device.mac, misses, lastAbsence: null });

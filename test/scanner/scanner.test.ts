@@ -6,6 +6,7 @@ import { DomainError } from '../../src/errors.js';
 import type { RunTool, ToolResult } from '../../src/scanner/discovery.js';
 import { Scanner, scanTool, type ScannerOptions } from '../../src/scanner/scanner.js';
 import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { planCycle } from '../../src/scanner/state-machine.js';
 import { dumpTables, fixture, tempDb } from './helpers.js';
 import { eventually } from '../helpers/processes.js';
 
@@ -74,6 +75,74 @@ describe('Scanner cycles', () => {
       assert.equal(last.newDevices, 0);
       assert.equal(last.errors.length, 1);
       assert.equal(last.startedAt, '2025-03-01T12:05:00.000Z');
+      await scanner.stop();
+    } finally {
+      handle.remove();
+    }
+  });
+
+  test('import then scan: devices of other networks get no event and keep their state (DESIGN 13 scope)', async () => {
+    const handle = tempDb();
+    try {
+      const devices = new SqliteDeviceRepository(handle.db);
+      // An import of another network: 300 present devices (open sessions, some alerting on Down),
+      // as a first cycle over their own subnet left them.
+      const imported = new Map(
+        Array.from({ length: 300 }, (_, i) => [
+          `02:aa:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
+          { ips: [`192.168.${50 + (i >> 8)}.${i & 255}`], vendor: '', source: 'arp-scan' as const },
+        ]),
+      );
+      devices.applyPresence(
+        planCycle({
+          known: devices.loadPresence(),
+          observations: imported,
+          missesBeforeAbsent: 1,
+          now: new Date('2025-03-01T11:00:00Z'),
+        }),
+      );
+      for (const mac of [...imported.keys()].slice(0, 100))
+        handle.db.prepare('UPDATE Devices SET devAlertDown = 1 WHERE devMac = ?').run(mac);
+      const importedRows = (): unknown[] =>
+        handle.db.prepare("SELECT * FROM Devices WHERE devMac LIKE '02:aa:%' ORDER BY devMac").all();
+      const importedHistory = (): unknown[] => [
+        handle.db.prepare("SELECT rowid, * FROM Events WHERE eve_MAC LIKE '02:aa:%' ORDER BY rowid").all(),
+        handle.db.prepare("SELECT rowid, * FROM Sessions WHERE ses_MAC LIKE '02:aa:%' ORDER BY rowid").all(),
+        handle.db.prepare("SELECT * FROM ScanState WHERE mac LIKE '02:aa:%' ORDER BY mac").all(),
+      ];
+      const rowsBefore = importedRows();
+      const historyBefore = importedHistory();
+      const scanner = new Scanner({
+        devices,
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool: async () => arpOk,
+        now: clock().now,
+      });
+      for (let i = 0; i < 3; i++) {
+        const summary = await scanner.runNow();
+        assert.deepEqual(summary.errors, []);
+      }
+      // The scanned subnet's devices were found; the imported ones are untouched: no Disconnected,
+      // no Device Down, no miss, sessions still open, still present.
+      assert.equal(
+        (
+          handle.db.prepare("SELECT COUNT(*) AS n FROM Devices WHERE devLastIP LIKE '10.231.77.%'").get() as {
+            n: number;
+          }
+        ).n,
+        4,
+      );
+      assert.deepEqual(importedRows(), rowsBefore);
+      assert.deepEqual(importedHistory(), historyBefore);
+      assert.deepEqual(
+        handle.db
+          .prepare(
+            'SELECT eve_EventType AS type, COUNT(*) AS n FROM Events GROUP BY eve_EventType ORDER BY type',
+          )
+          .all(),
+        [{ type: 'New Device', n: 304 }],
+      );
       await scanner.stop();
     } finally {
       handle.remove();

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { defaultDeviceJson } from '../../src/devices/catalogue.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { chooseIp, planCycle, type KnownDevice, type ScanPlan } from '../../src/scanner/state-machine.js';
+import { parseScanSubnets, subnetScope } from '../../src/scanner/subnets.js';
 import { dbTime } from '../../src/time.js';
 
 const mac = 'aa:bb:cc:00:00:01';
@@ -50,6 +51,8 @@ interface Row {
   readonly known?: KnownDevice;
   readonly observation?: Observation;
   readonly grace?: number;
+  /** The cycle's scope; default: every address. */
+  readonly inScope?: (ip: string) => boolean;
   readonly expect: {
     events?: unknown[];
     open?: unknown[];
@@ -224,6 +227,46 @@ const table: Row[] = [
     expect: { update: [[1, '10.0.0.9', t, null]] },
   },
   {
+    name: 'out of scope (another network), present and missed: nothing at all',
+    known: device({ lastIP: '192.168.7.20', alertDown: true }),
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
+    expect: {},
+  },
+  {
+    name: 'out of scope, in grace (misses 1 of 3) and missed: the count is not advanced',
+    known: device({ lastIP: '192.168.7.20', misses: 1 }),
+    grace: 3,
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
+    expect: {},
+  },
+  {
+    name: 'no address at all (created by hand) and missed: out of every scope, nothing',
+    known: device({ lastIP: '' }),
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
+    expect: {},
+  },
+  {
+    name: 'out of scope by its last address but seen on a scanned subnet: judged, IP Changed',
+    known: device({ lastIP: '192.168.7.20' }),
+    observation: seen(['10.0.0.9']),
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
+    expect: {
+      events: [['IP Changed', '10.0.0.9', 'Previous IP: 192.168.7.20', 1]],
+      update: [[1, '10.0.0.9', t, null]],
+    },
+  },
+  {
+    name: 'in scope of the second of two subnets, missed: Disconnected',
+    known: device({ lastIP: '10.9.0.1' }),
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0,10.9.0.0/16@eth1')),
+    expect: {
+      events: [['Disconnected', '10.9.0.1', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.9.0.1', null, null]],
+      state: [[1, 'Disconnected']],
+    },
+  },
+  {
     name: 'archived, present and missed: absent, old session closed without an event',
     known: device({ archived: true, alertDown: true }),
     expect: { close: [''], update: [[0, '10.0.0.5', null, null]], state: [[1, null]] },
@@ -237,6 +280,7 @@ describe('presence state machine: one device, every transition', () => {
         known: new Map(row.known ? [[mac, row.known]] : []),
         observations: new Map(row.observation ? [[mac, row.observation]] : []),
         missesBeforeAbsent: row.grace ?? 1,
+        inScope: row.inScope,
         now,
       });
       assert.deepEqual(plan.newDevices, []);

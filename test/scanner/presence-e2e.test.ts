@@ -1,0 +1,127 @@
+/**
+ * Presence users can believe (DESIGN 13), end to end: the real server scans a namespace test LAN
+ * with the real tools through the shared tool runner.
+ * - scope: a NetAlertX database of another network, imported with the real `npm run import` CLI,
+ *   then a scan of the test LAN: no event at all for the imported devices, their state kept;
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { createTestLan, testLanSkipReason, type TestLan } from '../helpers/testlan.js';
+import { nodeCommand } from '../helpers/processes.js';
+import { TestServer } from '../helpers/server.js';
+import { netAlertXCopy } from '../import/fixtures.js';
+import { waitForFirstCycle } from './helpers.js';
+
+const skip = testLanSkipReason('presence e2e tests (scope, sleeping, flapping, IPv6)');
+const importCli = fileURLToPath(new URL('../../src/import/cli.js', import.meta.url));
+
+type Json = Record<string, unknown>;
+
+interface ListedDevice {
+  devMac: string;
+  devStatus: string;
+  devPresentLastScan: number;
+  devLastIP: string;
+}
+
+async function list(server: TestServer, query = ''): Promise<ListedDevice[]> {
+  const res = await server.request('GET', `/devices?limit=1000${query}`);
+  assert.equal(res.status, 200, res.text);
+  return res.json.devices as ListedDevice[];
+}
+
+async function cycle(server: TestServer): Promise<void> {
+  const res = await server.request('POST', '/nettools/scan');
+  assert.equal(res.status, 200, res.text);
+}
+
+async function eventTypes(server: TestServer, mac: string): Promise<string[]> {
+  const res = await server.request('GET', `/device/${mac}/events?limit=1000`);
+  assert.equal(res.status, 200, res.text);
+  return (res.json.events as { eve_EventType: string }[]).map((e) => e.eve_EventType).reverse();
+}
+
+describe('presence e2e: scope, sleeping, flapping, IPv6', { skip }, () => {
+  let lan: TestLan;
+  const servers: TestServer[] = [];
+  const dirs: string[] = [];
+
+  before(async () => {
+    lan = await createTestLan({ hosts: 2, far: false });
+  });
+  after(async () => {
+    for (const server of servers) await server.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    await lan.destroy();
+  });
+
+  async function start(env: Record<string, string>, dataDir?: string): Promise<TestServer> {
+    const server = await TestServer.start({
+      env: { SCAN_INTERVAL: '86400', SCAN_TOOL: 'arp-scan', HISTORY_DAYS: '36500', ...env },
+      dataDir,
+    });
+    servers.push(server);
+    return server;
+  }
+
+  test('import then scan: no event for the devices of another network, their state kept', async () => {
+    // A NetAlertX database of another network (192.168.1.0/24 and 192.168.2.0/24): 400 devices
+    // present at its last scan, a quarter of them alerting on Down.
+    const source = netAlertXCopy();
+    dirs.push(join(source, '..'));
+    const src = new Database(source);
+    const insert = src.prepare(`INSERT INTO Devices (devMac, devName, devLastIP, devPresentLastScan,
+        devAlertDown, devFirstConnection, devLastConnection)
+      VALUES (?, ?, ?, 1, ?, '2024-07-01 10:00:00', '2024-07-01 12:00:00')`);
+    src.transaction(() => {
+      for (let i = 0; i < 400; i++)
+        insert.run(
+          `02:bb:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
+          `imported ${i}`,
+          `192.168.${1 + (i >> 8)}.${i & 255}`,
+          i % 4 === 0 ? 1 : 0,
+        );
+    })();
+    src.close();
+    const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-scope-'));
+    dirs.push(dataDir);
+    const { command, args } = nodeCommand(importCli, [source]);
+    const imported = spawnSync(command, args, {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: dataDir, TZ: 'UTC' },
+      encoding: 'utf8',
+    });
+    assert.equal(imported.status, 0, imported.stderr);
+
+    const since = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString();
+    const server = await start({ SCAN_SUBNETS: `${lan.subnet}@${lan.lanInterface}` }, dataDir);
+    const first = (await waitForFirstCycle(server)).lastCycle as Json;
+    assert.deepEqual(first.errors, []);
+    const before = (await list(server)).filter((d) => d.devMac.startsWith('02:bb:'));
+    assert.equal(before.length, 400);
+    assert.ok(before.every((d) => d.devPresentLastScan === 1));
+    const downBefore = await list(server, '&status=Down');
+    await cycle(server);
+    await cycle(server);
+
+    const after = (await list(server)).filter((d) => d.devMac.startsWith('02:bb:'));
+    assert.deepEqual(after, before);
+    for (const device of after.slice(0, 8)) assert.deepEqual(await eventTypes(server, device.devMac), []);
+    assert.deepEqual(await list(server, '&status=Down'), downBefore);
+    // Every event the three cycles wrote is of the test LAN: the router and the two hosts, new.
+    const events = await server.request('GET', `/history/events?limit=1000&since=${since}`);
+    assert.equal(events.status, 200, events.text);
+    const written = events.json.events as { eve_MAC: string; eve_EventType: string }[];
+    assert.deepEqual(
+      written.map((e) => e.eve_EventType),
+      ['New Device', 'New Device', 'New Device'],
+    );
+    const lanMacs = new Set([lan.routerMac, ...[...lan.hosts.values()].map((h) => h.mac)]);
+    assert.ok(written.every((e) => lanMacs.has(e.eve_MAC)));
+  });
+});
