@@ -30,6 +30,9 @@ import {
   searchParam,
   sortParam,
   statusParam,
+  sleepingParam,
+  flappingParam,
+  parseFlagFilter,
 } from './params.js';
 import type { DeviceListItem, DeviceRepository } from './repository.js';
 
@@ -38,6 +41,8 @@ const tags = ['devices'];
 const DevicesQuery = Type.Object(
   {
     status: Type.Optional(statusParam),
+    sleeping: Type.Optional(sleepingParam),
+    flapping: Type.Optional(flappingParam),
     q: Type.Optional(searchParam),
     sort: Type.Optional(sortParam),
     order: Type.Optional(orderParam),
@@ -124,7 +129,7 @@ export default async function deviceListRoutes(
       schema: {
         tags,
         summary:
-          'List devices with their devStatus (no counts): by status or counter group, searched, sorted (MAC order by default), paged.',
+          'List devices with their devStatus, devSleeping and devFlapping (no counts): by status or counter group, sleeping, flapping, searched, sorted (MAC order by default), paged.',
         querystring: DevicesQuery,
         response: {
           200: pageSchema(
@@ -144,7 +149,14 @@ export default async function deviceListRoutes(
       const q = parseSearch(request.query.q);
       const sort = parseSort(request.query);
       const { offset, limit } = parseDeviceListPage(request.query);
-      const { total, items } = deviceBatches(repository, { status, q, ...sort }, offset, limit);
+      const sleeping = parseFlagFilter(request.query.sleeping);
+      const flapping = parseFlagFilter(request.query.flapping);
+      const { total, items } = deviceBatches(
+        repository,
+        { status, sleeping, flapping, q, ...sort },
+        offset,
+        limit,
+      );
       // Streamed: a list of every device, each with text fields of up to 16 KB, must not be built
       // in memory as one object and one string.
       return reply

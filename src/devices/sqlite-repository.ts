@@ -48,6 +48,7 @@ import {
   type DeviceView,
   type Page,
   type PageResult,
+  type PresenceFlags,
   type PruneResult,
   type TimedView,
 } from './repository.js';
@@ -88,8 +89,13 @@ interface StateRow {
   devIsArchived: number;
   devLastIP: string;
   devVendor: string;
+  devCanSleep: number;
+  devLastConnection: string | null;
+  devMissesBeforeAbsent: number;
   misses: number;
   lastAbsence: KnownDevice['lastAbsence'];
+  flapping: number;
+  toggles: number;
 }
 
 interface TotalsRow {
@@ -226,12 +232,12 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
-  private readonly loadPresenceStmt: Statement<[], StateRow>;
+  private readonly loadPresenceStmt: Statement<[{ since: string | null }], StateRow>;
   private readonly updatePresenceStmt: Statement<[number, string, string | null, string | null, string]>;
   private readonly insertEventStmt: Statement<[string, string, string, string, string, number]>;
   private readonly openSessionStmt: Statement<[string, string, string, string]>;
   private readonly closeSessionStmt: Statement<[string, string, string]>;
-  private readonly upsertScanStateStmt: Statement<[string, number, string | null]>;
+  private readonly upsertScanStateStmt: Statement<[string, number, string | null, number]>;
   private readonly pruneEventsStmt: Statement<[string, number]>;
   private readonly pruneSessionsStmt: Statement<[string, number]>;
   private readonly pruneScanStateStmt: Statement<[]>;
@@ -377,6 +383,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       const view: DeviceView = {
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+        ...presenceFlags(row),
         ...stats,
         devChildrenDynamic: children,
         devChildrenNicsDynamic: children.filter((c) => c.devParentRelType === 'nic'),
@@ -451,6 +458,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       items: statements.page.all({ ...search, ...page }).map((row) => ({
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+        ...presenceFlags(row),
       })),
       total: statements.total.get(search) ?? 0,
     }));
@@ -500,9 +508,10 @@ export class SqliteDeviceRepository implements DeviceRepository {
     return this.readTx(() => this.periodStats(mac, period, now).stats);
   }
 
-  loadPresence(): Map<string, KnownDevice> {
+  loadPresence(toggleSince: Date | null = null): Map<string, KnownDevice> {
     const known = new Map<string, KnownDevice>();
-    for (const row of this.loadPresenceStmt.iterate()) {
+    const since = toggleSince === null ? null : dbTime(toggleSince);
+    for (const row of this.loadPresenceStmt.iterate({ since })) {
       known.set(row.devMac, {
         mac: row.devMac,
         presentLastScan: row.devPresentLastScan === 1,
@@ -514,6 +523,11 @@ export class SqliteDeviceRepository implements DeviceRepository {
         vendor: row.devVendor,
         misses: row.misses,
         lastAbsence: row.lastAbsence,
+        canSleep: row.devCanSleep === 1,
+        lastConnection: lastSighting(row.devLastConnection),
+        missesBeforeAbsent: row.devMissesBeforeAbsent,
+        flapping: row.flapping === 1,
+        recentToggles: row.toggles,
       });
     }
     return known;
@@ -546,7 +560,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
       this.openSessionStmt.run(o.mac, o.ip, o.eventType, dbTime(o.dateTime));
     for (const e of changes.events)
       this.insertEventStmt.run(e.mac, e.ip, dbTime(e.dateTime), e.type, e.additionalInfo, e.pendingAlert);
-    for (const s of changes.scanState) this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence);
+    for (const s of changes.scanState)
+      this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence, s.flapping);
   }
 
   /** The counts of one period; run inside a read transaction (one snapshot). */
@@ -623,6 +638,18 @@ export class SqliteDeviceRepository implements DeviceRepository {
       until: at.getTime(),
     };
   }
+}
+
+/** devLastConnection as a Date; null when never seen or not a time (e.g. imported text). */
+function lastSighting(text: string | null): Date | null {
+  if (text === null) return null;
+  const ms = Date.parse(fromDbTime(text));
+  return Number.isNaN(ms) ? null : new Date(ms);
+}
+
+/** devSleeping and devFlapping of a row read with `presenceFlagColumns` (SQLite gives 0/1). */
+function presenceFlags(row: DeviceRow): PresenceFlags {
+  return { devSleeping: row.devSleeping === 1 ? 1 : 0, devFlapping: row.devFlapping === 1 ? 1 : 0 };
 }
 
 /** The earliest of `times` (Unix ms); `now` when one is not a time; null when there are none. */

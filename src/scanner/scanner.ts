@@ -29,7 +29,14 @@ export type { CycleSummary } from './summary.js';
 
 export type ScannerConfig = Pick<
   Config,
-  'SCAN_SUBNETS' | 'SCAN_INTERVAL' | 'SCAN_MISSES_BEFORE_ABSENT' | 'SCAN_TOOL' | 'SCAN_TIMEOUT_MS'
+  | 'SCAN_SUBNETS'
+  | 'SCAN_INTERVAL'
+  | 'SCAN_MISSES_BEFORE_ABSENT'
+  | 'SCAN_TOOL'
+  | 'SCAN_TIMEOUT_MS'
+  | 'SLEEP_MINUTES'
+  | 'FLAP_THRESHOLD'
+  | 'FLAP_WINDOW_MINUTES'
 >;
 
 export interface ScannerOptions {
@@ -212,13 +219,17 @@ export class Scanner {
     if (errors.length === 0) {
       try {
         // Load, plan and apply run synchronously, so no API write can slip in between them.
-        const known = this.store.loadState();
+        const { config } = this.options;
         const now = this.now();
+        const known = this.store.loadState(new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000));
         const plan = planCycle({
           known,
           observations,
-          missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
+          missesBeforeAbsent: config.SCAN_MISSES_BEFORE_ABSENT,
           inScope: subnetScope(this.subnets),
+          sleepMinutes: config.SLEEP_MINUTES,
+          flapThreshold: config.FLAP_THRESHOLD,
+          flapWindowMinutes: config.FLAP_WINDOW_MINUTES,
           now,
         });
         const notifications = this.options.notifications;

@@ -71,7 +71,7 @@ function ipv4ToNumber(ip: string): number | null {
 }
 
 /**
- * The scope of a cycle (DESIGN 13): whether an address lies inside one of its subnets. A cycle
+ * The scope of a cycle: whether an address lies inside one of its subnets. A cycle
  * judges only the devices it could have seen; an address that is empty or not IPv4 is outside.
  */
 export function subnetScope(subnets: readonly ScanSubnet[]): (ip: string) => boolean {

@@ -3,6 +3,10 @@
  * with the real tools through the shared tool runner.
  * - scope: a NetAlertX database of another network, imported with the real `npm run import` CLI,
  *   then a scan of the test LAN: no event at all for the imported devices, their state kept;
+ * - sleeping: a host with devCanSleep goes silent for less than SLEEP_MINUTES: still On-line and
+ *   sleeping, no event; back, awake, the same session;
+ * - flapping: a host that comes and goes reaches FLAP_THRESHOLD: one Flapping event, notified to
+ *   a webhook on 127.0.0.1, and its later changes recorded as skipped with lastError `flapping`;
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,6 +19,7 @@ import Database from 'better-sqlite3';
 import { createTestLan, testLanSkipReason, type TestLan } from '../helpers/testlan.js';
 import { nodeCommand } from '../helpers/processes.js';
 import { TestServer } from '../helpers/server.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { netAlertXCopy } from '../import/fixtures.js';
 import { waitForFirstCycle } from './helpers.js';
 
@@ -123,5 +128,102 @@ describe('presence e2e: scope, sleeping, flapping, IPv6', { skip }, () => {
     );
     const lanMacs = new Set([lan.routerMac, ...[...lan.hosts.values()].map((h) => h.mac)]);
     assert.ok(written.every((e) => lanMacs.has(e.eve_MAC)));
+  });
+
+  test('a sleeping host: silent for less than SLEEP_MINUTES stays On-line and sleeping, no event', async () => {
+    const h = await lan.addHost('sl1');
+    const server = await start({ SCAN_SUBNETS: `${lan.subnet}@${lan.lanInterface}`, SLEEP_MINUTES: '30' });
+    assert.deepEqual(((await waitForFirstCycle(server)).lastCycle as Json).errors, []);
+    const set = await server.request('POST', `/device/${h.mac}`, {
+      body: { devCanSleep: 1, devAlertDown: 1 },
+    });
+    assert.equal(set.status, 200, set.text);
+    const device = async (): Promise<Json> => {
+      const res = await server.request('GET', `/device/${h.mac}`);
+      assert.equal(res.status, 200, res.text);
+      return res.json;
+    };
+    assert.equal((await device()).devSleeping, 0);
+
+    // The host goes silent (its link removed): two cycles, still present and sleeping.
+    await lan.removeHost('sl1');
+    for (let i = 0; i < 2; i++) {
+      await cycle(server);
+      const d = await device();
+      assert.deepEqual([d.devStatus, d.devPresentLastScan, d.devSleeping], ['On-line', 1, 1]);
+    }
+    assert.deepEqual(await eventTypes(server, h.mac), ['New Device']);
+    assert.deepEqual(
+      (await list(server, '&sleeping=1')).map((d) => d.devMac),
+      [h.mac],
+    );
+    assert.ok(!(await list(server, '&sleeping=0')).some((d) => d.devMac === h.mac));
+
+    // Back with its MAC and address: awake, still no event, the one session still open.
+    await lan.addHost('sl1', { mac: h.mac, ip: h.ip });
+    await cycle(server);
+    const d = await device();
+    assert.deepEqual([d.devStatus, d.devSleeping, d.devSessions], ['On-line', 0, 1]);
+    assert.deepEqual(await eventTypes(server, h.mac), ['New Device']);
+    await lan.removeHost('sl1');
+  });
+
+  test('a flapping host: one Flapping event notified, its later changes skipped as flapping', async () => {
+    const receiver = await startReceiver();
+    try {
+      const h = await lan.addHost('fl1');
+      const server = await start({
+        SCAN_SUBNETS: `${lan.subnet}@${lan.lanInterface}`,
+        FLAP_THRESHOLD: '3',
+        FLAP_WINDOW_MINUTES: '60',
+        NOTIFY_WEBHOOK_URL: receiver.url('/hook'),
+        NOTIFY_EVENTS: 'Connected,Disconnected,Device Down,Down Reconnected,Flapping',
+      });
+      assert.deepEqual(((await waitForFirstCycle(server)).lastCycle as Json).errors, []);
+      const set = await server.request('POST', `/device/${h.mac}`, {
+        body: { devAlertDown: 1, devAlertEvents: 1 },
+      });
+      assert.equal(set.status, 200, set.text);
+      // Away, back, away, back: the third change (Device Down) reaches the threshold.
+      for (let i = 0; i < 4; i++) {
+        if (i % 2 === 0) await lan.removeHost('fl1');
+        else await lan.addHost('fl1', { mac: h.mac, ip: h.ip });
+        await cycle(server);
+      }
+      assert.deepEqual(await eventTypes(server, h.mac), [
+        'New Device',
+        'Device Down',
+        'Down Reconnected',
+        'Device Down',
+        'Flapping',
+        'Down Reconnected',
+      ]);
+      const d = await server.request('GET', `/device/${h.mac}`);
+      assert.equal(d.json.devFlapping, 1);
+      assert.deepEqual(
+        (await list(server, '&flapping=1')).map((x) => x.devMac),
+        [h.mac],
+      );
+      // The webhook got Device Down, Down Reconnected, then the Flapping: nothing after.
+      const notifications = await server.request('GET', '/notifications?limit=100');
+      assert.equal(notifications.status, 200, notifications.text);
+      type Row = { status: string; lastError: string | null; events: { type: string; mac: string }[] };
+      const rowsOf = (notifications.json.notifications as Row[]).reverse();
+      const notified = rowsOf
+        .filter((r) => r.status !== 'skipped')
+        .flatMap((r) => r.events.filter((e) => e.mac === h.mac).map((e) => e.type));
+      assert.deepEqual(notified, ['Device Down', 'Down Reconnected', 'Flapping']);
+      const skipped = rowsOf.filter((r) => r.status === 'skipped');
+      assert.deepEqual(
+        skipped.map((r) => [r.lastError, r.events.map((e) => e.type)]),
+        [
+          ['flapping', ['Device Down']],
+          ['flapping', ['Down Reconnected']],
+        ],
+      );
+      await lan.removeHost('fl1');
+    } finally {
+      await receiver.close();
+    }
   });
 });

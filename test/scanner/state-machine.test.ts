@@ -9,6 +9,7 @@ import { dbTime } from '../../src/time.js';
 const mac = 'aa:bb:cc:00:00:01';
 const now = new Date('2025-03-01T12:00:00.000Z');
 const t = '2025-03-01 12:00:00';
+const minutesAgo = (minutes: number): Date => new Date(now.getTime() - minutes * 60_000);
 
 function device(overrides: Partial<KnownDevice> = {}): KnownDevice {
   return {
@@ -22,6 +23,11 @@ function device(overrides: Partial<KnownDevice> = {}): KnownDevice {
     vendor: 'Acme',
     misses: 0,
     lastAbsence: null,
+    canSleep: false,
+    lastConnection: null,
+    missesBeforeAbsent: 0,
+    flapping: false,
+    recentToggles: 0,
     ...overrides,
   };
 }
@@ -31,7 +37,8 @@ function seen(ips: string[], vendor = 'Acme'): Observation {
 }
 
 /** The plan reduced to what a row of the table states. */
-function summary(plan: ScanPlan): unknown {
+/** `flapRows`: show each memory row's flapping flag (the rows about flapping). */
+function summary(plan: ScanPlan, flapRows = false): unknown {
   return {
     events: plan.events.map((e) => [e.type, e.ip, e.additionalInfo, e.pendingAlert]),
     open: plan.openSessions.map((o) => [o.eventType, o.ip]),
@@ -42,7 +49,9 @@ function summary(plan: ScanPlan): unknown {
       u.lastConnection === null ? null : dbTime(u.lastConnection),
       u.vendor,
     ]),
-    state: plan.scanState.map((s) => [s.misses, s.lastAbsence]),
+    state: plan.scanState.map((s) =>
+      flapRows || s.flapping === 1 ? [s.misses, s.lastAbsence, s.flapping] : [s.misses, s.lastAbsence],
+    ),
   };
 }
 
@@ -227,6 +236,105 @@ const table: Row[] = [
     expect: { update: [[1, '10.0.0.9', t, null]] },
   },
   {
+    name: 'devMissesBeforeAbsent 3 with the global 1, first miss: still present',
+    known: device({ missesBeforeAbsent: 3 }),
+    expect: { state: [[1, null]] },
+  },
+  {
+    name: 'devMissesBeforeAbsent 3, third miss: gone',
+    known: device({ missesBeforeAbsent: 3, misses: 2 }),
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[3, 'Disconnected']],
+    },
+  },
+  {
+    name: 'devMissesBeforeAbsent 1 with the global 3, first miss: gone',
+    known: device({ missesBeforeAbsent: 1 }),
+    grace: 3,
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected']],
+    },
+  },
+  {
+    name: 'devCanSleep, last seen 29 minutes ago (window 30), fifth miss: sleeping, still present',
+    known: device({ canSleep: true, alertDown: true, misses: 4, lastConnection: minutesAgo(29) }),
+    expect: { state: [[5, null]] },
+  },
+  {
+    name: 'devCanSleep, last seen 30 minutes ago, first miss: the window replaces the count: Device Down',
+    known: device({ canSleep: true, alertDown: true, missesBeforeAbsent: 5, lastConnection: minutesAgo(30) }),
+    expect: {
+      events: [['Device Down', '10.0.0.5', '', 1]],
+      close: ['Device Down'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Device Down']],
+    },
+  },
+  {
+    name: 'devCanSleep, never seen (no last connection): the count applies',
+    known: device({ canSleep: true, lastConnection: null }),
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected']],
+    },
+  },
+  {
+    name: 'devCanSleep, sleeping and seen again: awake, no event, session continues, misses reset',
+    known: device({ canSleep: true, misses: 3, lastConnection: minutesAgo(15) }),
+    observation: seen(['10.0.0.5']),
+    expect: { update: [[1, '10.0.0.5', t, null]], state: [[0, null]] },
+  },
+  {
+    name: 'five changes in the window, a sixth now (Connected): Flapping after it, notified like Down',
+    known: device({ presentLastScan: false, alertDown: true, lastAbsence: 'Device Down', recentToggles: 5 }),
+    observation: seen(['10.0.0.5']),
+    expect: {
+      events: [
+        ['Down Reconnected', '10.0.0.5', '', 1],
+        ['Flapping', '10.0.0.5', '6 changes within 60 minutes', 1],
+      ],
+      open: [['Down Reconnected', '10.0.0.5']],
+      update: [[1, '10.0.0.5', t, null]],
+      state: [[0, null, 1]],
+    },
+  },
+  {
+    name: 'already flapping, another change: no second Flapping event',
+    known: device({ flapping: true, recentToggles: 8, alertDown: false }),
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected', 1]],
+    },
+  },
+  {
+    name: 'flapping, the window emptied, absent and missed: the flag clears, no event',
+    known: device({ presentLastScan: false, flapping: true, recentToggles: 2, lastAbsence: 'Disconnected' }),
+    expect: { state: [[0, 'Disconnected', 0]] },
+  },
+  {
+    name: 'flapping with devAlertDown 0: the Flapping event is not pending an alert',
+    known: device({ recentToggles: 5 }),
+    expect: {
+      events: [
+        ['Disconnected', '10.0.0.5', '', 1],
+        ['Flapping', '10.0.0.5', '6 changes within 60 minutes', 0],
+      ],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected', 1]],
+    },
+  },
+  {
     name: 'out of scope (another network), present and missed: nothing at all',
     known: device({ lastIP: '192.168.7.20', alertDown: true }),
     inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
@@ -284,7 +392,7 @@ describe('presence state machine: one device, every transition', () => {
         now,
       });
       assert.deepEqual(plan.newDevices, []);
-      assert.deepEqual(summary(plan), {
+      assert.deepEqual(summary(plan, row.known?.flapping === true), {
         events: row.expect.events ?? [],
         open: row.expect.open ?? [],
         close: row.expect.close ?? [],
@@ -341,7 +449,15 @@ describe('presence state machine: new devices and whole cycles', () => {
       ['00:00:00:00:00:04', seen(['10.0.0.8'])],
     ]);
     const plan = planCycle({ known, observations, missesBeforeAbsent: 1, now });
-    assert.deepEqual(plan.counts, { seen: 4, newDevices: 1, connected: 1, disconnected: 1, ipChanged: 0 });
+    assert.deepEqual(plan.counts, {
+      seen: 4,
+      newDevices: 1,
+      connected: 1,
+      disconnected: 1,
+      ipChanged: 0,
+      sleeping: 0,
+      flapping: 0,
+    });
     assert.deepEqual(
       plan.events.map((e) => [e.mac, e.type]),
       [
