@@ -29,6 +29,8 @@ export interface KnownDevice {
   readonly scan: boolean;
   readonly archived: boolean;
   readonly lastIP: string;
+  /** devPrimaryIPv6: '' when none is known. */
+  readonly primaryIPv6: string;
   readonly vendor: string;
   /** Consecutive cycles missed while present. */
   readonly misses: number;
@@ -78,6 +80,8 @@ export interface PresenceUpdate {
   readonly lastConnection: Date | null;
   /** Non-null: set devVendor (only planned when it was empty). */
   readonly vendor: string | null;
+  /** Non-null: set devPrimaryIPv6 (planned when the neighbour tables name another one). */
+  readonly primaryIPv6: string | null;
 }
 
 export interface ScanStateRow {

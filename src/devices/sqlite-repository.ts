@@ -88,6 +88,7 @@ interface StateRow {
   devScan: number;
   devIsArchived: number;
   devLastIP: string;
+  devPrimaryIPv6: string;
   devVendor: string;
   devCanSleep: number;
   devLastConnection: string | null;
@@ -233,7 +234,9 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly loadPresenceStmt: Statement<[{ since: string | null }], StateRow>;
-  private readonly updatePresenceStmt: Statement<[number, string, string | null, string | null, string]>;
+  private readonly updatePresenceStmt: Statement<
+    [number, string, string | null, string | null, string | null, string]
+  >;
   private readonly insertEventStmt: Statement<[string, string, string, string, string, number]>;
   private readonly openSessionStmt: Statement<[string, string, string, string]>;
   private readonly closeSessionStmt: Statement<[string, string, string]>;
@@ -520,6 +523,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
         scan: row.devScan === 1,
         archived: row.devIsArchived === 1,
         lastIP: row.devLastIP,
+        primaryIPv6: row.devPrimaryIPv6,
         vendor: row.devVendor,
         misses: row.misses,
         lastAbsence: row.lastAbsence,
@@ -553,7 +557,14 @@ export class SqliteDeviceRepository implements DeviceRepository {
     for (const device of changes.newDevices)
       this.insertStmt.run(newDeviceRow(device.devMac, jsonToColumns(device)));
     for (const u of changes.updates)
-      this.updatePresenceStmt.run(u.presentLastScan, u.lastIP, timeText(u.lastConnection), u.vendor, u.mac);
+      this.updatePresenceStmt.run(
+        u.presentLastScan,
+        u.lastIP,
+        timeText(u.lastConnection),
+        u.vendor,
+        u.primaryIPv6,
+        u.mac,
+      );
     // Close before open: a device never has two open sessions within one cycle.
     for (const c of changes.closeSessions) this.closeSessionStmt.run(c.eventType, dbTime(c.dateTime), c.mac);
     for (const o of changes.openSessions)

@@ -162,7 +162,7 @@ export const presenceSql = {
   // Events_mac_time index per device (a few rows: the window is minutes to hours).
   load: `
     SELECT d.devMac, d.devPresentLastScan, d.devAlertDown, d.devAlertEvents, d.devScan,
-           d.devIsArchived, d.devLastIP, d.devVendor, d.devCanSleep, d.devLastConnection,
+           d.devIsArchived, d.devLastIP, d.devPrimaryIPv6, d.devVendor, d.devCanSleep, d.devLastConnection,
            d.devMissesBeforeAbsent,
            COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping,
            (SELECT COUNT(*) FROM Events WHERE eve_MAC = d.devMac AND eve_DateTime > @since
@@ -170,7 +170,8 @@ export const presenceSql = {
     FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac`,
   updatePresence: `
     UPDATE Devices SET devPresentLastScan = ?, devLastIP = ?,
-      devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor)
+      devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor),
+      devPrimaryIPv6 = COALESCE(?, devPrimaryIPv6)
     WHERE devMac = ?`,
   insertEvent: `
     INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo,

@@ -34,6 +34,11 @@
  *   network so that status is right if they are unarchived. An archived device that goes absent
  *   has any open session it had from before archiving closed (without an event), so presence
  *   hours stop counting.
+ * - IPv6 (SCAN_IPV6): a MAC the neighbour tables name is a sighting like any other; an IPv6-only
+ *   device is created with devLastIP '' and its events and sessions carry its IPv6 address.
+ *   devPrimaryIPv6 follows the addresses seen (global, else unique-local, else link-local) and is
+ *   left as it is in a cycle that names none. A device with no devLastIP is in scope when its
+ *   devPrimaryIPv6 is (the scanner's scope holds the IPv6 prefixes of the tables it read).
  * - The vendor of a known device is filled in only when its devVendor is empty (an operator's
  *   correction is never overwritten).
  */
@@ -51,6 +56,7 @@ import type {
   ScanStateRow,
 } from '../devices/presence.js';
 import type { Observation } from './discovery.js';
+import { primaryIpv6 } from './ipv6.js';
 
 export type {
   AbsenceEvent,
@@ -103,6 +109,11 @@ export function chooseIp(observation: Observation, currentIp: string): string {
   return observation.ips[0] ?? '';
 }
 
+/** The address a device is judged by: its devLastIP, or for an IPv6-only device its IPv6 one. */
+function scopeAddress(device: KnownDevice): string {
+  return device.lastIP !== '' ? device.lastIP : device.primaryIPv6;
+}
+
 /** What the cycle decided for a known device's memory, before flapping is evaluated. */
 interface Judged {
   readonly device: KnownDevice;
@@ -145,13 +156,16 @@ export function planCycle(input: PlanInput): ScanPlan {
   // Observed MACs: new devices, or known ones seen.
   for (const [mac, observation] of input.observations) {
     const device = input.known.get(mac);
+    const v6 = primaryIpv6(observation.ipv6 ?? []);
     if (device === undefined) {
-      const ip = chooseIp(observation, '');
+      const lastIP = chooseIp(observation, '');
+      const ip = lastIP !== '' ? lastIP : v6;
       plan.newDevices.push({
         ...defaultDeviceJson(),
         devMac: mac,
         devVendor: observation.vendor,
-        devLastIP: ip,
+        devLastIP: lastIP,
+        devPrimaryIPv6: v6,
         devFirstConnection: nowIso,
         devLastConnection: nowIso,
         devPresentLastScan: 1,
@@ -165,7 +179,10 @@ export function planCycle(input: PlanInput): ScanPlan {
       continue;
     }
     if (!device.scan) continue;
-    const ip = chooseIp(observation, device.lastIP);
+    // An IPv6-only sighting keeps the IPv4 address the device had; events then carry the IPv6 one.
+    const lastIP = observation.ips.length > 0 ? chooseIp(observation, device.lastIP) : device.lastIP;
+    const primaryIPv6 = v6 !== '' ? v6 : device.primaryIPv6;
+    const ip = observation.ips.length > 0 || lastIP !== '' ? lastIP : primaryIPv6;
     const record = !device.archived;
     const entry: Judged = { device, misses: 0, lastAbsence: null, toggled: false, ip };
     judged.push(entry);
@@ -184,7 +201,7 @@ export function planCycle(input: PlanInput): ScanPlan {
         entry.toggled = true;
         counts.connected++;
       }
-    } else if (device.lastIP !== ip && record) {
+    } else if (device.lastIP !== lastIP && record) {
       plan.events.push({
         mac,
         ip,
@@ -198,9 +215,10 @@ export function planCycle(input: PlanInput): ScanPlan {
     plan.updates.push({
       mac,
       presentLastScan: 1,
-      lastIP: ip,
+      lastIP,
       lastConnection: now,
       vendor: device.vendor === '' && observation.vendor !== '' ? observation.vendor : null,
+      primaryIPv6: primaryIPv6 !== device.primaryIPv6 ? primaryIPv6 : null,
     });
   }
 
@@ -208,13 +226,14 @@ export function planCycle(input: PlanInput): ScanPlan {
   // could not have been seen: it is not judged at all. Absent ones only have their flapping
   // re-evaluated; present ones count the miss and, past their grace or sleep window, are gone.
   for (const device of input.known.values()) {
-    if (!device.scan || input.observations.has(device.mac) || !inScope(device.lastIP)) continue;
+    const address = scopeAddress(device);
+    if (!device.scan || input.observations.has(device.mac) || !inScope(address)) continue;
     const entry: Judged = {
       device,
       misses: device.misses,
       lastAbsence: device.lastAbsence,
       toggled: false,
-      ip: device.lastIP,
+      ip: address,
     };
     judged.push(entry);
     if (!device.presentLastScan) continue;
@@ -238,6 +257,7 @@ export function planCycle(input: PlanInput): ScanPlan {
       lastIP: device.lastIP,
       lastConnection: null,
       vendor: null,
+      primaryIPv6: null,
     });
     if (device.archived) {
       plan.closeSessions.push({ mac: device.mac, eventType: '', dateTime: now });
@@ -245,7 +265,7 @@ export function planCycle(input: PlanInput): ScanPlan {
     }
     plan.events.push({
       mac: device.mac,
-      ip: device.lastIP,
+      ip: address,
       type,
       dateTime: now,
       additionalInfo: '',

@@ -7,6 +7,9 @@
  *   sleeping, no event; back, awake, the same session;
  * - flapping: a host that comes and goes reaches FLAP_THRESHOLD: one Flapping event, notified to
  *   a webhook on 127.0.0.1, and its later changes recorded as skipped with lastError `flapping`;
+ * - IPv6: a dual-stack and an IPv6-only host with fd00::/8 addresses on the test bridge, found by
+ *   the all-nodes echo and the neighbour table (real ping and ip through the tool runner), their
+ *   devPrimaryIPv6, and the IPv6-only host going away.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -224,6 +227,87 @@ describe('presence e2e: scope, sleeping, flapping, IPv6', { skip }, () => {
       await lan.removeHost('fl1');
     } finally {
       await receiver.close();
+    }
+  });
+
+  test('IPv6: a dual-stack and an IPv6-only host (fd00::/8) found, devPrimaryIPv6, the IPv6-only one leaving', async () => {
+    const dual = await lan.addHost('v6d');
+    const only = await lan.addHost('v6o');
+    await lan.removeIpv4('v6o');
+    const root = await lan.addIpv6('root', 2);
+    const dualAddress = await lan.addIpv6(dual, 0x11);
+    const onlyAddress = await lan.addIpv6(only, 0x12);
+    // Both talk to the server over their unique-local address first (as hosts on a LAN do): the
+    // kernel's neighbour table then knows those addresses, beside the link-local ones that answer
+    // the all-nodes echo.
+    for (const host of [dual, only]) await lan.exec(host.ns, ['ping', '-6', '-c', '1', '-w', '5', root]);
+
+    const server = await start({ SCAN_SUBNETS: `${lan.subnet}@${lan.lanInterface}`, SCAN_IPV6: 'on' });
+    assert.deepEqual(((await waitForFirstCycle(server)).lastCycle as Json).errors, []);
+    const device = async (mac: string): Promise<Json> => {
+      const res = await server.request('GET', `/device/${mac}`);
+      assert.equal(res.status, 200, res.text);
+      return res.json;
+    };
+    const d = await device(dual.mac);
+    assert.deepEqual(
+      [d.devLastIP, d.devPrimaryIPv6, d.devSourcePlugin, d.devStatus],
+      [dual.ip, dualAddress, 'arp-scan', 'On-line'],
+    );
+    const o = await device(only.mac);
+    assert.deepEqual(
+      [o.devLastIP, o.devPrimaryIPv6, o.devSourcePlugin, o.devStatus],
+      ['', onlyAddress, 'ipv6-neighbours', 'On-line'],
+    );
+    // The IPv4 hosts and the router answer over IPv6 too (link-local): no duplicates, same MACs.
+    const macs = (await list(server)).map((x) => x.devMac);
+    assert.equal(new Set(macs).size, macs.length);
+    assert.ok(macs.includes(lan.routerMac));
+
+    // The IPv6-only host leaves. Its neighbour entries stay REACHABLE for the kernel's reachable
+    // time (15-45 s) after their last confirmation: a cycle then would still count it. Wait
+    // (bounded) until the kernel no longer calls any of them answering, as after a real interval.
+    await lan.removeHost('v6o');
+    for (let i = 0; i < 120; i++) {
+      const table = spawnSync('/usr/sbin/ip', ['-j', '-6', 'neigh', 'show', 'dev', lan.lanInterface], {
+        encoding: 'utf8',
+      }).stdout;
+      const entries = JSON.parse(table.trim() || '[]') as { lladdr?: string; state?: string[] }[];
+      const answering = entries.some(
+        (e) =>
+          e.lladdr === only.mac && (e.state ?? []).some((s) => ['REACHABLE', 'DELAY', 'PROBE'].includes(s)),
+      );
+      if (!answering) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    // Then a cycle: Disconnected at its IPv6 address, session closed.
+    await cycle(server);
+    assert.deepEqual(await eventTypes(server, only.mac), ['New Device', 'Disconnected']);
+    const events = await server.request('GET', `/device/${only.mac}/events`);
+    assert.equal((events.json.events as { eve_IP: string }[])[0]?.eve_IP, onlyAddress);
+    assert.equal((await device(only.mac)).devStatus, 'Off-line');
+    // The dual-stack host stays, its addresses unchanged.
+    await cycle(server);
+    assert.deepEqual(await eventTypes(server, dual.mac), ['New Device']);
+    assert.equal((await device(dual.mac)).devPrimaryIPv6, dualAddress);
+    await lan.removeHost('v6d');
+  });
+
+  test('SCAN_IPV6 on, an interface without IPv6: the cycle succeeds with IPv4 alone', async () => {
+    const lan2 = await createTestLan({ hosts: 1, far: false });
+    try {
+      const disable = spawnSync('/usr/sbin/sysctl', [
+        '-q',
+        '-w',
+        `net.ipv6.conf.${lan2.lanInterface}.disable_ipv6=1`,
+      ]);
+      assert.equal(disable.status, 0, String(disable.stderr));
+      const server = await start({ SCAN_SUBNETS: `${lan2.subnet}@${lan2.lanInterface}`, SCAN_IPV6: 'on' });
+      const first = (await waitForFirstCycle(server)).lastCycle as Json;
+      assert.deepEqual([first.errors, first.newDevices], [[], 2]);
+      await cycle(server);
+    } finally {
+      await lan2.destroy();
     }
   });
 });

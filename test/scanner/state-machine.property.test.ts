@@ -37,6 +37,7 @@ function knownDevice(mac: string, lastIP: string, flags: Partial<KnownDevice>): 
     vendor: '',
     misses: 0,
     lastAbsence: null,
+    primaryIPv6: '',
     canSleep: false,
     lastConnection: null,
     missesBeforeAbsent: 0,

@@ -23,6 +23,7 @@ function device(overrides: Partial<KnownDevice> = {}): KnownDevice {
     vendor: 'Acme',
     misses: 0,
     lastAbsence: null,
+    primaryIPv6: '',
     canSleep: false,
     lastConnection: null,
     missesBeforeAbsent: 0,

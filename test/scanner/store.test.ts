@@ -221,6 +221,7 @@ describe('ScanState', () => {
         scan: false,
         archived: false,
         lastIP: '10.0.0.1',
+        primaryIPv6: '',
         vendor: '',
         misses: 0,
         lastAbsence: null,
