@@ -96,7 +96,6 @@ interface StateRow {
   misses: number;
   lastAbsence: KnownDevice['lastAbsence'];
   flapping: number;
-  toggles: number;
 }
 
 interface TotalsRow {
@@ -233,7 +232,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
-  private readonly loadPresenceStmt: Statement<[{ since: string | null }], StateRow>;
+  private readonly loadPresenceStmt: Statement<[], StateRow>;
+  private readonly togglesStmt: Statement<[string], { mac: string; toggles: number }>;
   private readonly updatePresenceStmt: Statement<
     [number, string, string | null, string | null, string | null, string]
   >;
@@ -297,6 +297,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
       .pluck();
     this.loadPresenceStmt = db.prepare(presenceSql.load);
+    this.togglesStmt = db.prepare(presenceSql.toggles);
     this.updatePresenceStmt = db.prepare(presenceSql.updatePresence);
     this.insertEventStmt = db.prepare(presenceSql.insertEvent);
     this.openSessionStmt = db.prepare(presenceSql.openSession);
@@ -513,8 +514,10 @@ export class SqliteDeviceRepository implements DeviceRepository {
 
   loadPresence(toggleSince: Date | null = null): Map<string, KnownDevice> {
     const known = new Map<string, KnownDevice>();
-    const since = toggleSince === null ? null : dbTime(toggleSince);
-    for (const row of this.loadPresenceStmt.iterate({ since })) {
+    const toggles = new Map<string, number>();
+    if (toggleSince !== null)
+      for (const row of this.togglesStmt.iterate(dbTime(toggleSince))) toggles.set(row.mac, row.toggles);
+    for (const row of this.loadPresenceStmt.iterate()) {
       known.set(row.devMac, {
         mac: row.devMac,
         presentLastScan: row.devPresentLastScan === 1,
@@ -531,7 +534,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
         lastConnection: lastSighting(row.devLastConnection),
         missesBeforeAbsent: row.devMissesBeforeAbsent,
         flapping: row.flapping === 1,
-        recentToggles: row.toggles,
+        recentToggles: toggles.get(row.devMac) ?? 0,
       });
     }
     return known;

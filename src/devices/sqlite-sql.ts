@@ -158,16 +158,18 @@ export const countSql = {
 
 /** What the presence scanner reads and writes (Devices presence fields, history, its memory). */
 export const presenceSql = {
-  // @since: the start of the flap window (NULL: toggles not counted). The count is a range of the
-  // Events_mac_time index per device (a few rows: the window is minutes to hours).
   load: `
     SELECT d.devMac, d.devPresentLastScan, d.devAlertDown, d.devAlertEvents, d.devScan,
            d.devIsArchived, d.devLastIP, d.devPrimaryIPv6, d.devVendor, d.devCanSleep, d.devLastConnection,
            d.devMissesBeforeAbsent,
-           COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping,
-           (SELECT COUNT(*) FROM Events WHERE eve_MAC = d.devMac AND eve_DateTime > @since
-              AND eve_EventType IN (${toggleEventTypes.map((t) => `'${t}'`).join(', ')})) AS toggles
+           COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping
     FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac`,
+  // The events that count towards flapping since the flap window's start, per device: one range of
+  // the Events_time index over the window (minutes to hours of events), not a lookup per device.
+  toggles: `
+    SELECT eve_MAC AS mac, COUNT(*) AS toggles FROM Events INDEXED BY Events_time
+    WHERE eve_DateTime > ? AND eve_EventType IN (${toggleEventTypes.map((t) => `'${t}'`).join(', ')})
+    GROUP BY eve_MAC`,
   updatePresence: `
     UPDATE Devices SET devPresentLastScan = ?, devLastIP = ?,
       devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor),
