@@ -16,16 +16,18 @@ COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
-# nmap, traceroute, nslookup (dnsutils), speedtest-cli, arp-scan and ip (iproute2) are what the
-# endpoints and the scanner run; setpriv (util-linux) ties the server's life to `npm start` when the
-# image is run that way (its CMD starts node directly and does not need it);
+# nmap, traceroute, nslookup (dnsutils), speedtest-cli, arp-scan, ip (iproute2) and ping
+# (iputils-ping: the scanner's IPv6 all-nodes echo) are what the endpoints and the scanner run;
+# setpriv (util-linux) ties the server's life to `npm start` when the image is run that way (its
+# CMD starts node directly and does not need it);
 # setcap/getcap (libcap2-bin) give and read the capabilities; curl is the health check's client.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-       nmap traceroute dnsutils speedtest-cli arp-scan iproute2 util-linux libcap2-bin ca-certificates curl \
+       nmap traceroute dnsutils speedtest-cli arp-scan iproute2 iputils-ping util-linux libcap2-bin ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && setcap cap_net_raw,cap_net_admin+eip /usr/bin/nmap \
     && setcap cap_net_raw,cap_net_admin+eip /usr/sbin/arp-scan \
+    && setcap cap_net_raw+ep /usr/bin/ping \
     && mkdir -p /data && chown node:node /data
 WORKDIR /app
 COPY --from=build --chown=root:root /app/node_modules ./node_modules

@@ -269,6 +269,22 @@ export const variables = {
     oneOf('auto', 'arp-scan', 'nmap'),
   ),
   SCAN_TIMEOUT_MS: spec('120000', 'Time limit of one subnet discovery command.', integer(1000, 3_600_000)),
+  SLEEP_MINUTES: spec(
+    '30',
+    'A device with devCanSleep stays present (sleeping) for this long after its last sighting; then it counts as gone.',
+    integer(1, 10_080),
+  ),
+  FLAP_THRESHOLD: spec(
+    '6',
+    'Connected/Disconnected/Device Down/Down Reconnected events within FLAP_WINDOW_MINUTES that make a device flapping.',
+    integer(2, 1000),
+  ),
+  FLAP_WINDOW_MINUTES: spec('60', 'The window FLAP_THRESHOLD counts in.', integer(1, 10_080)),
+  SCAN_IPV6: spec(
+    'on',
+    "on: after each subnet's discovery, an IPv6 all-nodes echo and the interface's neighbour table (IPv6 sightings); off: IPv4 only.",
+    oneOf('on', 'off'),
+  ),
   SSE_KEEPALIVE_MS: spec(
     '15000',
     'Interval of the comment line that keeps event streams open through proxies.',
@@ -287,7 +303,7 @@ export const variables = {
   HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
   NOTIFY_EVENTS: spec(
     'all',
-    'Scan event types that may be notified: all, or a comma-separated list (New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed).',
+    'Scan event types that may be notified: all, or a comma-separated list (New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed, Flapping).',
     eventTypeList,
   ),
   NOTIFY_MAX_ATTEMPTS: spec(

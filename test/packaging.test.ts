@@ -165,13 +165,14 @@ test('docker-compose.yml: host network, NET_RAW/NET_ADMIN, a volume for DATA_DIR
 test('.env.example: every variable, commented out, and its values load', () => {
   const example = read('.env.example');
   const shown = new Map<string, string>();
-  for (const [, name = '', value = ''] of example.matchAll(/^# ([A-Z_]+)=(.*)$/gm)) shown.set(name, value);
+  for (const [, name = '', value = ''] of example.matchAll(/^# ([A-Z][A-Z0-9_]*)=(.*)$/gm))
+    shown.set(name, value);
   assert.deepEqual([...shown.keys()].sort(), Object.keys(variables).sort());
   // Each line shows the default (API_TOKEN's is "generated": the line shows how to set one).
   for (const [name, spec] of Object.entries(variables))
     if (name !== 'API_TOKEN') assert.equal(shown.get(name), spec.default, `${name}'s default`);
   assert.deepEqual(parseDotEnv(example), {}, 'nothing is set by copying it as is');
-  const uncommented = example.replace(/^# ([A-Z_]+=)/gm, '$1');
+  const uncommented = example.replace(/^# ([A-Z][A-Z0-9_]*=)/gm, '$1');
   const config = loadConfig(
     { ...parseDotEnv(uncommented), DATA_DIR: '/tmp/netkeep-env-example' },
     '/nonexistent',

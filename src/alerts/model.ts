@@ -60,7 +60,8 @@ export const NotificationSchema = Type.Object(
       description: 'When the receiver confirmed it; null unless sent.',
     }),
     lastError: Type.Union([Type.String(), Type.Null()], {
-      description: 'What went wrong in the last failed attempt.',
+      description:
+        "What went wrong in the last failed attempt; 'flapping' on a skipped row whose events' device flaps.",
     }),
     eventCount: Type.Integer({ description: 'Events this notification carries (delivers) in all.' }),
     events: Type.Array(NotificationEventSchema, {

@@ -32,6 +32,7 @@ interface DeviceAlertRow {
   devAlertEvents: number;
   devSkipRepeated: number;
   devLastNotification: string | null;
+  flapping: number;
 }
 
 interface NotificationRow {
@@ -83,7 +84,7 @@ export class Outbox {
   private readonly selectDevice: Statement<[string], DeviceAlertRow>;
   private readonly insertPayload: Statement<[string, number, string]>;
   private readonly insert: Statement<
-    [string, ChannelName, NotificationStatus, string, number | null, number | bigint]
+    [string, ChannelName, NotificationStatus, string, number | null, number | bigint, string | null]
   >;
   private readonly dueStatement: Statement<
     [ChannelName, number, number],
@@ -115,14 +116,16 @@ export class Outbox {
   ) {
     this.selectDevice = db.prepare(`
       SELECT devName, devOwner, devType, devVendor, devLastIP, devPresentLastScan, devAlertDown,
-             devAlertEvents, devSkipRepeated, devLastNotification
+             devAlertEvents, devSkipRepeated, devLastNotification,
+             COALESCE((SELECT flapping FROM ScanState WHERE mac = devMac), 0) AS flapping
       FROM Devices WHERE devMac = ?`);
     this.insertPayload = db.prepare(
       'INSERT INTO NotificationPayloads (events, eventCount, preview) VALUES (?, ?, ?)',
     );
     this.insert = db.prepare(`
-      INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, payloadId)
-      VALUES (?, ?, ?, 0, ?, ?, ?)`);
+      INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, payloadId,
+                                 lastError)
+      VALUES (?, ?, ?, 0, ?, ?, ?, ?)`);
     // The payload is read separately, only when it is not parsed already (it can be large).
     this.dueStatement = db.prepare(`
       SELECT id, deliveryId, attempts, payloadId
@@ -195,6 +198,7 @@ export class Outbox {
     if (channels.length === 0 || events.length === 0) return { notified: 0, skipped: 0 };
     const notified: NotificationEvent[] = [];
     const skipped: NotificationEvent[] = [];
+    const skippedFlapping: NotificationEvent[] = [];
     for (const event of events) {
       if (!enabledTypes.has(event.type)) continue;
       const device = this.selectDevice.get(event.mac);
@@ -207,6 +211,7 @@ export class Outbox {
           skipRepeatedHours: device.devSkipRepeated,
           lastNotification:
             device.devLastNotification === null ? null : new Date(fromDbTime(device.devLastNotification)),
+          flapping: device.flapping === 1,
         },
         { enabledTypes, now },
       );
@@ -226,12 +231,14 @@ export class Outbox {
           devStatus: deviceStatus(device.devPresentLastScan, device.devAlertDown),
         },
       };
-      (decision === 'notify' ? notified : skipped).push(item);
+      (decision === 'notify' ? notified : decision === 'skip' ? skipped : skippedFlapping).push(item);
     }
     const createdAt = dbTime(now);
-    for (const [status, items] of [
-      ['pending', notified],
-      ['skipped', skipped],
+    // The events skipped because their device flaps get rows of their own: lastError says why.
+    for (const [status, items, reason] of [
+      ['pending', notified, null],
+      ['skipped', skipped, null],
+      ['skipped', skippedFlapping, 'flapping'],
     ] as const) {
       if (items.length === 0) continue;
       const payloadId = this.insertPayload.run(
@@ -242,11 +249,12 @@ export class Outbox {
       // Due at once by the wall clock (the cycle's `now` may be a test's clock).
       const due = status === 'pending' ? Date.now() : null;
       for (const channel of channels)
-        this.insert.run(randomUUID(), channel, status, createdAt, due, payloadId);
+        this.insert.run(randomUUID(), channel, status, createdAt, due, payloadId, reason);
     }
     if (notified.length > 0) this.options.onRecorded?.();
-    if (skipped.length > 0) for (const channel of channels) this.options.onSkipped?.(channel);
-    return { notified: notified.length, skipped: skipped.length };
+    for (const items of [skipped, skippedFlapping])
+      if (items.length > 0) for (const channel of channels) this.options.onSkipped?.(channel);
+    return { notified: notified.length, skipped: skipped.length + skippedFlapping.length };
   }
 
   /**

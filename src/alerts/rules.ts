@@ -1,13 +1,16 @@
 /**
  * Which scan events are notified, as pure logic (tested as a table):
  * - `New Device` always;
- * - `Device Down` and `Down Reconnected` when the device's devAlertDown is set;
+ * - `Device Down`, `Down Reconnected` and `Flapping` when the device's devAlertDown is set;
  * - `Connected`, `Disconnected` and `IP Changed` when its devAlertEvents is set;
  * - NOTIFY_EVENTS narrows all of this globally (a type it does not list is never notified);
  * - devSkipRepeated = N hours > 0: an event less than N hours after the device's previous *sent*
  *   notification (devLastNotification) is recorded as skipped instead of sent. New Device and
  *   Device Down are never skipped: they are the two messages nobody wants to miss. A
  *   devLastNotification in the future (clock set back) counts as within the window.
+ * - While the device flaps, its Connected, Disconnected, Device Down and Down
+ *   Reconnected are recorded as skipped for that reason (`skip-flapping`); its one `Flapping`
+ *   event, like New Device and Device Down otherwise, is never skipped by devSkipRepeated.
  */
 import type { EventType } from '../scanner/state-machine.js';
 
@@ -19,6 +22,8 @@ export interface AlertSettings {
   readonly skipRepeatedHours: number;
   /** devLastNotification; null when nothing was ever sent for the device. */
   readonly lastNotification: Date | null;
+  /** The device flaps (as the cycle that wrote the event left it). */
+  readonly flapping?: boolean;
 }
 
 export interface RuleOptions {
@@ -27,10 +32,19 @@ export interface RuleOptions {
   readonly now: Date;
 }
 
-/** `notify`: send it; `skip`: record it as skipped; `ignore`: not a notification at all. */
-export type Decision = 'notify' | 'skip' | 'ignore';
+/**
+ * `notify`: send it; `skip`: record it as skipped (devSkipRepeated); `skip-flapping`: record it as
+ * skipped because the device flaps; `ignore`: not a notification at all.
+ */
+export type Decision = 'notify' | 'skip' | 'skip-flapping' | 'ignore';
 
-const neverSkipped: ReadonlySet<EventType> = new Set<EventType>(['New Device', 'Device Down']);
+const neverSkipped: ReadonlySet<EventType> = new Set<EventType>(['New Device', 'Device Down', 'Flapping']);
+const quietWhileFlapping: ReadonlySet<EventType> = new Set<EventType>([
+  'Connected',
+  'Disconnected',
+  'Device Down',
+  'Down Reconnected',
+]);
 
 /** Whether the device's flags ask for this event type at all. */
 function wanted(type: EventType, settings: AlertSettings): boolean {
@@ -39,6 +53,7 @@ function wanted(type: EventType, settings: AlertSettings): boolean {
       return true;
     case 'Device Down':
     case 'Down Reconnected':
+    case 'Flapping':
       return settings.alertDown;
     case 'Connected':
     case 'Disconnected':
@@ -49,6 +64,7 @@ function wanted(type: EventType, settings: AlertSettings): boolean {
 
 export function decide(type: EventType, settings: AlertSettings, options: RuleOptions): Decision {
   if (!options.enabledTypes.has(type) || !wanted(type, settings)) return 'ignore';
+  if (settings.flapping === true && quietWhileFlapping.has(type)) return 'skip-flapping';
   if (neverSkipped.has(type) || settings.skipRepeatedHours <= 0 || settings.lastNotification === null)
     return 'notify';
   const sinceLastMs = options.now.getTime() - settings.lastNotification.getTime();

@@ -429,6 +429,20 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'Presence users can believe: devCanSleep, devMissesBeforeAbsent, devPrimaryIPv6; ScanState.flapping',
+    up(db) {
+      // Added columns with constant defaults: existing rows keep every value and get the default.
+      db.exec(`
+        ALTER TABLE Devices ADD COLUMN devCanSleep INTEGER NOT NULL DEFAULT 0 CHECK (devCanSleep IN (0, 1));
+        ALTER TABLE Devices ADD COLUMN devMissesBeforeAbsent INTEGER NOT NULL DEFAULT 0 CHECK (devMissesBeforeAbsent BETWEEN 0 AND 100);
+        ALTER TABLE Devices ADD COLUMN devPrimaryIPv6 TEXT NOT NULL DEFAULT '';
+        -- Whether the device flaps (the scanner re-evaluates it each cycle from the Events table).
+        ALTER TABLE ScanState ADD COLUMN flapping INTEGER NOT NULL DEFAULT 0 CHECK (flapping IN (0, 1));
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

@@ -15,14 +15,18 @@ import { acceptedTimePattern, dbTime, fromDbTime, toDbTime } from '../time.js';
  * - text: TEXT, JSON string
  * - flag: INTEGER 0/1, JSON 0/1 (accepts true/false too)
  * - hours: INTEGER 0..8760, JSON integer (accepts true/false too, read as 1/0)
+ * - misses: INTEGER 0..100, JSON integer (0: the global setting)
  * - port: INTEGER or NULL
  * - time: TEXT `YYYY-MM-DD HH:MM:SS` UTC or NULL, JSON ISO 8601 with Z
  * - json: TEXT holding a JSON array of objects, JSON array
  */
-export type FieldKind = 'text' | 'flag' | 'hours' | 'port' | 'time' | 'json';
+export type FieldKind = 'text' | 'flag' | 'hours' | 'misses' | 'port' | 'time' | 'json';
 
 /** Largest devSkipRepeated: a year of hours, as NetAlertX allows. */
 export const maxHours = 8760;
+
+/** Largest devMissesBeforeAbsent. */
+export const maxMisses = 100;
 
 export interface StoredField {
   readonly name: string;
@@ -88,6 +92,30 @@ export const storedFields: readonly StoredField[] = [
   field('devSourcePlugin', 'text', '', 'Plugin or scanner that discovered the device.'),
   field('devCustomProps', 'json', [], 'Custom properties: a JSON array of objects.'),
   field('devFQDN', 'text', '', 'Fully qualified domain name.'),
+  field(
+    'devCanSleep',
+    'flag',
+    0,
+    'The device may sleep: unseen, it stays present (sleeping) for SLEEP_MINUTES after its last sighting, with no Disconnected or Device Down.',
+    true,
+    7,
+  ),
+  field(
+    'devMissesBeforeAbsent',
+    'misses',
+    0,
+    'Consecutive scan cycles the device may be missed before it counts as gone (0: SCAN_MISSES_BEFORE_ABSENT, else 1-100).',
+    true,
+    7,
+  ),
+  field(
+    'devPrimaryIPv6',
+    'text',
+    '',
+    'IPv6 address seen by the scanner: global unicast, else unique-local, else link-local; empty when none.',
+    false,
+    7,
+  ),
 ];
 
 /** Fields computed on GET, never stored; a client may echo them back and they are ignored. */
@@ -107,6 +135,16 @@ export const computedFields = {
   },
   devDownAlerts: { schema: Type.Integer(), description: "'Device Down' events in the period." },
   devPresenceHours: { schema: Type.Number(), description: 'Hours connected within the period, 2 decimals.' },
+  devSleeping: {
+    schema: Type.Integer({ minimum: 0, maximum: 1 }),
+    description:
+      '1 while a device with devCanSleep is unseen but within SLEEP_MINUTES of its last sighting (still present, On-line).',
+  },
+  devFlapping: {
+    schema: Type.Integer({ minimum: 0, maximum: 1 }),
+    description:
+      '1 while the device has at least FLAP_THRESHOLD Connected/Disconnected/Device Down/Down Reconnected events within FLAP_WINDOW_MINUTES (re-evaluated each scan cycle).',
+  },
   devChildrenDynamic: {
     schema: Type.Array(Type.Ref('DeviceChild')),
     description: 'Devices whose devParentMAC is this device.',
@@ -119,8 +157,14 @@ export const computedFields = {
 
 export const fieldsByName: ReadonlyMap<string, StoredField> = new Map(storedFields.map((f) => [f.name, f]));
 export const editableFields: readonly StoredField[] = storedFields.filter((f) => f.editable);
-/** Names a client may send back from a GET; they are accepted and ignored on writes. */
-export const ignoredOnWrite: ReadonlySet<string> = new Set([...Object.keys(computedFields), 'devGUID']);
+/**
+ * Names a client may send back from a GET; they are accepted and ignored on writes: the computed
+ * fields and the stored fields only the server sets (devGUID, the scanner's devPrimaryIPv6).
+ */
+export const ignoredOnWrite: ReadonlySet<string> = new Set([
+  ...Object.keys(computedFields),
+  ...storedFields.filter((f) => !f.editable && f.name !== 'devMac').map((f) => f.name),
+]);
 
 // ---------------------------------------------------------------------------------------------
 // DDL
@@ -129,6 +173,7 @@ const sqlTypes: Record<FieldKind, string> = {
   text: "TEXT NOT NULL DEFAULT ''",
   flag: 'INTEGER NOT NULL DEFAULT 0',
   hours: 'INTEGER NOT NULL DEFAULT 0',
+  misses: 'INTEGER NOT NULL DEFAULT 0',
   port: 'INTEGER',
   time: 'TEXT',
   json: "TEXT NOT NULL DEFAULT '[]'",
@@ -145,7 +190,9 @@ export function columnDefinition(f: StoredField): string {
       ? ` CHECK (${f.name} IN (0, 1))`
       : f.kind === 'hours'
         ? ` CHECK (${f.name} BETWEEN 0 AND ${maxHours})`
-        : '';
+        : f.kind === 'misses'
+          ? ` CHECK (${f.name} BETWEEN 0 AND ${maxMisses})`
+          : '';
   return `${f.name} ${sqlTypes[f.kind]}${check}`;
 }
 
@@ -161,6 +208,8 @@ function outputSchema(f: StoredField): TSchema {
       return Type.Integer({ ...options, minimum: 0, maximum: 1 });
     case 'hours':
       return Type.Integer({ ...options, minimum: 0, maximum: maxHours });
+    case 'misses':
+      return Type.Integer({ ...options, minimum: 0, maximum: maxMisses });
     case 'port':
       return Type.Union([Type.Integer(), Type.Null()], options);
     case 'time':
@@ -182,6 +231,8 @@ function inputSchema(f: StoredField): TSchema {
       return Type.Union([Type.Literal(0), Type.Literal(1), Type.Boolean()], options);
     case 'hours':
       return Type.Union([Type.Integer({ minimum: 0, maximum: maxHours }), Type.Boolean()], options);
+    case 'misses':
+      return Type.Integer({ ...options, minimum: 0, maximum: maxMisses });
     case 'port':
       return Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], options);
     case 'time':
@@ -215,13 +266,19 @@ export const DeviceSchema = Type.Object(
 );
 
 /**
- * A device as GET /devices lists it: the stored fields and devStatus. The per-device counts and
- * children are left out on purpose: they cost a few queries per device, i.e. thousands per page.
+ * A device as GET /devices lists it: the stored fields, devStatus, devSleeping and devFlapping. The
+ * per-device counts and children are left out on purpose: they cost a few queries per device, i.e.
+ * thousands per page.
  */
 export const DeviceListItemSchema = Type.Object(
   {
     ...Object.fromEntries(storedFields.map((f) => [f.name, outputSchema(f)])),
-    devStatus: { ...computedFields.devStatus.schema, description: computedFields.devStatus.description },
+    ...Object.fromEntries(
+      (['devStatus', 'devSleeping', 'devFlapping'] as const).map((name) => [
+        name,
+        { ...computedFields[name].schema, description: computedFields[name].description },
+      ]),
+    ),
   },
   { $id: 'DeviceListItem', additionalProperties: false },
 );
@@ -278,6 +335,8 @@ export function toFieldValue(f: StoredField, value: unknown): FieldValue {
       return value === true || value === 1 ? 1 : 0;
     case 'hours':
       return typeof value === 'boolean' ? Number(value) : (value as number);
+    case 'misses':
+      return value as number;
     case 'port':
       return value as number | null;
     case 'time':

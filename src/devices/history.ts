@@ -15,6 +15,7 @@ export const eventTypes = [
   'Device Down',
   'Down Reconnected',
   'IP Changed',
+  'Flapping',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 
@@ -49,9 +50,11 @@ export const EventSchema = Type.Object(
     eve_DateTime: time('When it happened (UTC).'),
     eve_EventType: Type.String({
       description:
-        'New Device, Connected, Disconnected, Device Down, Down Reconnected or IP Changed (other text from imported data is returned as stored).',
+        'New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed or Flapping (other text from imported data is returned as stored).',
     }),
-    eve_AdditionalInfo: Type.String({ description: 'IP Changed: the previous IP address.' }),
+    eve_AdditionalInfo: Type.String({
+      description: 'IP Changed: the previous IP address; Flapping: how many changes in which window.',
+    }),
     eve_PendingAlertEmail: Type.Integer({ description: '1 while an alert for this event is pending.' }),
   },
   { $id: 'DeviceEvent', additionalProperties: false },

@@ -216,5 +216,12 @@ export class DeviceListCache {
 
 /** One key per list shape (filter, search, sort, order). */
 function shapeKey(query: DeviceListQuery): string {
-  return JSON.stringify([query.status ?? '', query.q ?? '', query.sort ?? '', query.order ?? '']);
+  return JSON.stringify([
+    query.status ?? '',
+    query.sleeping ?? '',
+    query.flapping ?? '',
+    query.q ?? '',
+    query.sort ?? '',
+    query.order ?? '',
+  ]);
 }

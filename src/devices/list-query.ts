@@ -1,6 +1,6 @@
 /**
- * The query behind GET /devices: which devices (a devStatus or a group of the status counters, and
- * a text search), in which order, one page. Every piece of SQL text comes from constants here: the
+ * The query behind GET /devices: which devices (a devStatus or a group of the status counters, the
+ * presence flags devSleeping and devFlapping, and a text search), in which order, one page. Every piece of SQL text comes from constants here: the
  * status predicates of status.ts, column names from an allow-list checked against the field
  * catalogue, and the search text only ever as a bound parameter (LIKE with its wildcards escaped).
  */
@@ -10,6 +10,7 @@ import {
   deviceGroups,
   deviceStatuses,
   deviceStatusSql,
+  presenceFlagSql,
   type DeviceGroup,
   type DeviceStatus,
 } from './status.js';
@@ -46,6 +47,10 @@ export const maxSearchLength = 100;
 
 export interface DeviceListQuery {
   readonly status?: DeviceListStatus;
+  /** true: only devices with devSleeping 1; false: only those with 0. */
+  readonly sleeping?: boolean;
+  /** true: only devices with devFlapping 1; false: only those with 0. */
+  readonly flapping?: boolean;
   /** Text searched (case-insensitively, as a substring) in name, MAC, IP, vendor and owner. */
   readonly q?: string;
   readonly sort?: SortColumn;
@@ -66,6 +71,11 @@ function statusPredicate(status: DeviceListStatus | undefined): string | undefin
   return deviceGroupSql(status as DeviceGroup);
 }
 
+function flagPredicate(flag: keyof typeof presenceFlagSql, wanted: boolean | undefined): string | undefined {
+  if (wanted === undefined) return undefined;
+  return wanted ? presenceFlagSql[flag] : `NOT ${presenceFlagSql[flag]}`;
+}
+
 /** `@q` matches name, IP, vendor and owner; `@qmac` the MAC (the text with '-' read as ':'). */
 const searchPredicate = `(devName LIKE @q ESCAPE '\\' OR devMac LIKE @qmac ESCAPE '\\'
   OR devLastIP LIKE @q ESCAPE '\\' OR devVendor LIKE @q ESCAPE '\\' OR devOwner LIKE @q ESCAPE '\\')`;
@@ -79,9 +89,12 @@ export function deviceListSql(
   query: DeviceListQuery,
   columnList: string,
 ): { readonly page: string; readonly total: string; readonly order: string } {
-  const conditions = [statusPredicate(query.status), query.q ? searchPredicate : undefined].filter(
-    (c): c is string => c !== undefined,
-  );
+  const conditions = [
+    statusPredicate(query.status),
+    flagPredicate('devSleeping', query.sleeping),
+    flagPredicate('devFlapping', query.flapping),
+    query.q ? searchPredicate : undefined,
+  ].filter((c): c is string => c !== undefined);
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
   const direction = query.order === 'desc' ? 'DESC' : 'ASC';
   const sort = query.sort ?? 'devMac';

@@ -30,6 +30,9 @@ import {
   searchParam,
   sortParam,
   statusParam,
+  sleepingParam,
+  flappingParam,
+  parseFlagFilter,
 } from './params.js';
 import type { DeviceRepository } from './repository.js';
 
@@ -38,6 +41,8 @@ const tags = ['devices'];
 const DevicesQuery = Type.Object(
   {
     status: Type.Optional(statusParam),
+    sleeping: Type.Optional(sleepingParam),
+    flapping: Type.Optional(flappingParam),
     q: Type.Optional(searchParam),
     sort: Type.Optional(sortParam),
     order: Type.Optional(orderParam),
@@ -93,7 +98,7 @@ export default async function deviceListRoutes(
       schema: {
         tags,
         summary:
-          'List devices with their devStatus (no counts): by status or counter group, searched, sorted (MAC order by default), paged.',
+          'List devices with their devStatus, devSleeping and devFlapping (no counts): by status or counter group, sleeping, flapping, searched, sorted (MAC order by default), paged.',
         querystring: DevicesQuery,
         response: {
           200: pageSchema(
@@ -114,11 +119,16 @@ export default async function deviceListRoutes(
       const q = parseSearch(request.query.q);
       const sort = parseSort(request.query);
       const { offset, limit } = parseDeviceListPage(request.query);
+      const sleeping = parseFlagFilter(request.query.sleeping);
+      const flapping = parseFlagFilter(request.query.flapping);
       // A page is kept as its bytes; a long list is streamed from the cached texts: every device,
       // each with text fields of up to 16 KB, must not be built in memory as one object and one
       // string (list-cache.ts).
-      const answer = cache.answer({ status, q, ...sort }, offset, limit, ({ total, items }) =>
-        jsonTextList('devices', items, { total, offset, limit }),
+      const answer = cache.answer(
+        { status, sleeping, flapping, q, ...sort },
+        offset,
+        limit,
+        ({ total, items }) => jsonTextList('devices', items, { total, offset, limit }),
       );
       void reply.type('application/json; charset=utf-8').send(answer);
     },

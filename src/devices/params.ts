@@ -140,6 +140,24 @@ export function parseStatus(raw: string | undefined): DeviceListStatus | undefin
   });
 }
 
+/** `?sleeping=` / `?flapping=`: 1 keeps the devices with the flag, 0 those without. */
+const flagFilterValues = ['0', '1'] as const;
+export const sleepingParam = stringEnum(
+  flagFilterValues,
+  '1: only sleeping devices (devSleeping 1); 0: only the others.',
+  'INVALID_FLAG_FILTER',
+);
+export const flappingParam = stringEnum(
+  flagFilterValues,
+  '1: only flapping devices (devFlapping 1); 0: only the others.',
+  'INVALID_FLAG_FILTER',
+);
+
+/** A validated `?sleeping=` / `?flapping=` value as a filter (undefined: none). */
+export function parseFlagFilter(raw: '0' | '1' | undefined): boolean | undefined {
+  return raw === undefined ? undefined : raw === '1';
+}
+
 export const searchParam = Type.String({
   description: `Text searched, ignoring case, in name, MAC, IP, vendor and owner (at most ${maxSearchLength} characters).`,
 });

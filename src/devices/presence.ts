@@ -6,7 +6,16 @@
 import type { DeviceJson } from './catalogue.js';
 
 export type EventType =
-  'New Device' | 'Connected' | 'Disconnected' | 'Device Down' | 'Down Reconnected' | 'IP Changed';
+  | 'New Device'
+  | 'Connected'
+  | 'Disconnected'
+  | 'Device Down'
+  | 'Down Reconnected'
+  | 'IP Changed'
+  | 'Flapping';
+
+/** The events that count towards flapping (one away or one back each). */
+export const toggleEventTypes = ['Connected', 'Disconnected', 'Device Down', 'Down Reconnected'] as const;
 
 /** Why the device is absent, remembered until it comes back (decides Connected vs Down Reconnected). */
 export type AbsenceEvent = 'Disconnected' | 'Device Down';
@@ -20,11 +29,23 @@ export interface KnownDevice {
   readonly scan: boolean;
   readonly archived: boolean;
   readonly lastIP: string;
+  /** devPrimaryIPv6: '' when none is known. */
+  readonly primaryIPv6: string;
   readonly vendor: string;
   /** Consecutive cycles missed while present. */
   readonly misses: number;
   /** How the last absence was recorded; null when present or never absent. */
   readonly lastAbsence: AbsenceEvent | null;
+  /** devCanSleep: unseen, it stays present for SLEEP_MINUTES after lastConnection. */
+  readonly canSleep: boolean;
+  /** devLastConnection: the last sighting; null when never seen. */
+  readonly lastConnection: Date | null;
+  /** devMissesBeforeAbsent: 0 for the global SCAN_MISSES_BEFORE_ABSENT. */
+  readonly missesBeforeAbsent: number;
+  /** The flapping flag the previous cycle left (ScanState.flapping). */
+  readonly flapping: boolean;
+  /** Events of `toggleEventTypes` within the flap window before this cycle (0 when not counted). */
+  readonly recentToggles: number;
 }
 
 export interface PlannedEvent {
@@ -59,12 +80,15 @@ export interface PresenceUpdate {
   readonly lastConnection: Date | null;
   /** Non-null: set devVendor (only planned when it was empty). */
   readonly vendor: string | null;
+  /** Non-null: set devPrimaryIPv6 (planned when the neighbour tables name another one). */
+  readonly primaryIPv6: string | null;
 }
 
 export interface ScanStateRow {
   readonly mac: string;
   readonly misses: number;
   readonly lastAbsence: AbsenceEvent | null;
+  readonly flapping: 0 | 1;
 }
 
 /** A device the scan found first: its MAC is known to be a string. */

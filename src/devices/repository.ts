@@ -54,16 +54,23 @@ export interface DeviceChild {
   readonly devLastIP: string;
 }
 
+/** devSleeping and devFlapping: 0/1, computed from the scanner's memory. */
+export interface PresenceFlags {
+  devSleeping: 0 | 1;
+  devFlapping: 0 | 1;
+}
+
 /** A device as GET /device/<mac> returns it: stored fields, then the computed ones. */
 export type DeviceView = DeviceJson &
-  DeviceStats & {
+  DeviceStats &
+  PresenceFlags & {
     devStatus: DeviceStatus;
     devChildrenDynamic: DeviceChild[];
     devChildrenNicsDynamic: DeviceChild[];
   };
 
-/** A device as GET /devices lists it: stored fields and devStatus, no counts or children. */
-export type DeviceListItem = DeviceJson & { devStatus: DeviceStatus };
+/** A device as GET /devices lists it: stored fields, devStatus and the presence flags, no counts or children. */
+export type DeviceListItem = DeviceJson & PresenceFlags & { devStatus: DeviceStatus };
 
 /** Which rows of a list to return (validated by the caller: offset >= 0, limit >= 1). */
 export interface Page {
@@ -190,7 +197,11 @@ export interface DeviceRepository {
   listSessions(mac: string, period: Period, now: Date, page: Page): PageResult<SessionJson> | undefined;
 
   /** The presence scanner's view of every device (presence fields and its memory), in one read. */
-  loadPresence(): Map<string, KnownDevice>;
+  /**
+   * Every device's presence state, in one query; with `toggleSince`, each device's events that
+   * count towards flapping since then (recentToggles; 0 without it).
+   */
+  loadPresence(toggleSince?: Date | null): Map<string, KnownDevice>;
   /**
    * Applies one scan cycle in one transaction: all of it or, on any error, none of it. New devices
    * are created like `create` creates them; the history rows are added.

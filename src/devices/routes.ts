@@ -85,6 +85,8 @@ export default async function deviceRoutes(
   const template = {
     ...defaultDeviceJson(),
     devStatus: deviceStatus(0, 0),
+    devSleeping: 0,
+    devFlapping: 0,
     devSessions: 0,
     devEvents: 0,
     devDownAlerts: 0,

@@ -50,6 +50,7 @@ import {
   type DeviceView,
   type Page,
   type PageResult,
+  type PresenceFlags,
   type PruneResult,
   type TimedView,
 } from './repository.js';
@@ -108,9 +109,14 @@ interface StateRow {
   devScan: number;
   devIsArchived: number;
   devLastIP: string;
+  devPrimaryIPv6: string;
   devVendor: string;
+  devCanSleep: number;
+  devLastConnection: string | null;
+  devMissesBeforeAbsent: number;
   misses: number;
   lastAbsence: KnownDevice['lastAbsence'];
+  flapping: number;
 }
 
 interface TotalsRow {
@@ -261,11 +267,14 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly loadPresenceStmt: Statement<[], StateRow>;
-  private readonly updatePresenceStmt: Statement<[number, string, string | null, string | null, string]>;
+  private readonly togglesStmt: Statement<[string], { mac: string; toggles: number }>;
+  private readonly updatePresenceStmt: Statement<
+    [number, string, string | null, string | null, string | null, string]
+  >;
   private readonly insertEventStmt: Statement<[string, string, string, string, string, number]>;
   private readonly openSessionStmt: Statement<[string, string, string, string]>;
   private readonly closeSessionStmt: Statement<[string, string, string]>;
-  private readonly upsertScanStateStmt: Statement<[string, number, string | null]>;
+  private readonly upsertScanStateStmt: Statement<[string, number, string | null, number]>;
   private readonly pruneEventsStmt: Statement<[string, number]>;
   private readonly pruneSessionsStmt: Statement<[string, number]>;
   private readonly pruneScanStateStmt: Statement<[]>;
@@ -321,6 +330,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
       .pluck();
     this.loadPresenceStmt = db.prepare(presenceSql.load);
+    this.togglesStmt = db.prepare(presenceSql.toggles);
     this.updatePresenceStmt = db.prepare(presenceSql.updatePresence);
     this.insertEventStmt = db.prepare(presenceSql.insertEvent);
     this.openSessionStmt = db.prepare(presenceSql.openSession);
@@ -434,6 +444,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       const view: DeviceView = {
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+        ...presenceFlags(row),
         ...stats,
         devChildrenDynamic: children,
         devChildrenNicsDynamic: children.filter((c) => c.devParentRelType === 'nic'),
@@ -508,6 +519,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       items: statements.page.all({ ...search, ...page }).map((row) => ({
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+        ...presenceFlags(row),
       })),
       total: statements.total.get(search) ?? 0,
     }));
@@ -526,6 +538,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
           : {
               ...rowToJson(row),
               devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+              ...presenceFlags(row),
             };
       }),
     );
@@ -644,8 +657,11 @@ export class SqliteDeviceRepository implements DeviceRepository {
     return this.readTx(() => this.periodStats(mac, period, now).stats);
   }
 
-  loadPresence(): Map<string, KnownDevice> {
+  loadPresence(toggleSince: Date | null = null): Map<string, KnownDevice> {
     const known = new Map<string, KnownDevice>();
+    const toggles = new Map<string, number>();
+    if (toggleSince !== null)
+      for (const row of this.togglesStmt.iterate(dbTime(toggleSince))) toggles.set(row.mac, row.toggles);
     for (const row of this.loadPresenceStmt.iterate()) {
       known.set(row.devMac, {
         mac: row.devMac,
@@ -655,9 +671,15 @@ export class SqliteDeviceRepository implements DeviceRepository {
         scan: row.devScan === 1,
         archived: row.devIsArchived === 1,
         lastIP: row.devLastIP,
+        primaryIPv6: row.devPrimaryIPv6,
         vendor: row.devVendor,
         misses: row.misses,
         lastAbsence: row.lastAbsence,
+        canSleep: row.devCanSleep === 1,
+        lastConnection: lastSighting(row.devLastConnection),
+        missesBeforeAbsent: row.devMissesBeforeAbsent,
+        flapping: row.flapping === 1,
+        recentToggles: toggles.get(row.devMac) ?? 0,
       });
     }
     return known;
@@ -683,14 +705,22 @@ export class SqliteDeviceRepository implements DeviceRepository {
     for (const device of changes.newDevices)
       this.insertStmt.run(newDeviceRow(device.devMac, jsonToColumns(device)));
     for (const u of changes.updates)
-      this.updatePresenceStmt.run(u.presentLastScan, u.lastIP, timeText(u.lastConnection), u.vendor, u.mac);
+      this.updatePresenceStmt.run(
+        u.presentLastScan,
+        u.lastIP,
+        timeText(u.lastConnection),
+        u.vendor,
+        u.primaryIPv6,
+        u.mac,
+      );
     // Close before open: a device never has two open sessions within one cycle.
     for (const c of changes.closeSessions) this.closeSessionStmt.run(c.eventType, dbTime(c.dateTime), c.mac);
     for (const o of changes.openSessions)
       this.openSessionStmt.run(o.mac, o.ip, o.eventType, dbTime(o.dateTime));
     for (const e of changes.events)
       this.insertEventStmt.run(e.mac, e.ip, dbTime(e.dateTime), e.type, e.additionalInfo, e.pendingAlert);
-    for (const s of changes.scanState) this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence);
+    for (const s of changes.scanState)
+      this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence, s.flapping);
   }
 
   /** The counts of one period; run inside a read transaction (one snapshot). */
@@ -767,6 +797,18 @@ export class SqliteDeviceRepository implements DeviceRepository {
       until: at.getTime(),
     };
   }
+}
+
+/** devLastConnection as a Date; null when never seen or not a time (e.g. imported text). */
+function lastSighting(text: string | null): Date | null {
+  if (text === null) return null;
+  const ms = Date.parse(fromDbTime(text));
+  return Number.isNaN(ms) ? null : new Date(ms);
+}
+
+/** devSleeping and devFlapping of a row read with `presenceFlagColumns` (SQLite gives 0/1). */
+function presenceFlags(row: DeviceRow): PresenceFlags {
+  return { devSleeping: row.devSleeping === 1 ? 1 : 0, devFlapping: row.devFlapping === 1 ? 1 : 0 };
 }
 
 /** The earliest of `times` (Unix ms); `now` when one is not a time; null when there are none. */

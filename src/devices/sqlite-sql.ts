@@ -9,6 +9,8 @@
 import { editableFields, storedFields } from './catalogue.js';
 import { eventColumns, sessionColumns } from './history.js';
 import { deviceListSql, type DeviceListQuery } from './list-query.js';
+import { toggleEventTypes } from './presence.js';
+import { presenceFlagColumns } from './status.js';
 
 const editableNames = editableFields.map((f) => f.name);
 const columnList = storedFields.map((f) => f.name).join(', ');
@@ -41,7 +43,7 @@ export function updateOneSql(name: string): string {
  * that each per-device query is an index lookup.
  */
 export const deviceSql = {
-  select: `SELECT ${columnList} FROM Devices WHERE devMac = ?`,
+  select: `SELECT ${columnList}, ${presenceFlagColumns} FROM Devices WHERE devMac = ?`,
   exists: 'SELECT 1 FROM Devices WHERE devMac = ?',
   insert: `INSERT INTO Devices (${columnList}) VALUES (${storedFields.map((f) => `@${f.name}`).join(', ')})`,
   // One statement for every partial update of several fields: `@set_<name>` is 1 for the fields
@@ -96,7 +98,7 @@ export const deviceSql = {
 
 /** GET /devices: the SQL of one list shape (list-query.ts) over the stored columns. */
 export function deviceListStatements(query: DeviceListQuery): { page: string; total: string; order: string } {
-  return deviceListSql(query, columnList);
+  return deviceListSql(query, `${columnList}, ${presenceFlagColumns}`);
 }
 
 /**
@@ -158,12 +160,20 @@ export const countSql = {
 export const presenceSql = {
   load: `
     SELECT d.devMac, d.devPresentLastScan, d.devAlertDown, d.devAlertEvents, d.devScan,
-           d.devIsArchived, d.devLastIP, d.devVendor,
-           COALESCE(s.misses, 0) AS misses, s.lastAbsence
+           d.devIsArchived, d.devLastIP, d.devPrimaryIPv6, d.devVendor, d.devCanSleep, d.devLastConnection,
+           d.devMissesBeforeAbsent,
+           COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping
     FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac`,
+  // The events that count towards flapping since the flap window's start, per device: one range of
+  // the Events_time index over the window (minutes to hours of events), not a lookup per device.
+  toggles: `
+    SELECT eve_MAC AS mac, COUNT(*) AS toggles FROM Events INDEXED BY Events_time
+    WHERE eve_DateTime > ? AND eve_EventType IN (${toggleEventTypes.map((t) => `'${t}'`).join(', ')})
+    GROUP BY eve_MAC`,
   updatePresence: `
     UPDATE Devices SET devPresentLastScan = ?, devLastIP = ?,
-      devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor)
+      devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor),
+      devPrimaryIPv6 = COALESCE(?, devPrimaryIPv6)
     WHERE devMac = ?`,
   insertEvent: `
     INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo,
@@ -179,8 +189,9 @@ export const presenceSql = {
     SET ses_EventTypeDisconnection = ?, ses_DateTimeDisconnection = ?, ses_StillConnected = 0
     WHERE ses_MAC = ? AND ses_StillConnected = 1`,
   upsertScanState: `
-    INSERT INTO ScanState (mac, misses, lastAbsence) VALUES (?, ?, ?)
-    ON CONFLICT (mac) DO UPDATE SET misses = excluded.misses, lastAbsence = excluded.lastAbsence`,
+    INSERT INTO ScanState (mac, misses, lastAbsence, flapping) VALUES (?, ?, ?, ?)
+    ON CONFLICT (mac) DO UPDATE SET misses = excluded.misses, lastAbsence = excluded.lastAbsence,
+      flapping = excluded.flapping`,
   // rowid batches picked through the time indexes (Events_time, Sessions_disconnection).
   pruneEvents: `
     DELETE FROM Events WHERE rowid IN (
@@ -238,6 +249,16 @@ export const changeTrackingSql = `
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_session_update AFTER UPDATE ON main.Sessions BEGIN
     ${mark('OLD.ses_MAC')}; ${mark('NEW.ses_MAC')};
+  END;
+  -- The scanner's memory decides devSleeping and devFlapping.
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_scanstate_insert AFTER INSERT ON main.ScanState BEGIN
+    ${mark('NEW.mac')};
+  END;
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_scanstate_delete AFTER DELETE ON main.ScanState BEGIN
+    ${mark('OLD.mac')};
+  END;
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_scanstate_update AFTER UPDATE ON main.ScanState BEGIN
+    ${mark('OLD.mac')}; ${mark('NEW.mac')};
   END;`;
 
 export const dataVersionSql = 'PRAGMA data_version';

@@ -143,3 +143,22 @@ export const deviceCountsSql = `SELECT ${deviceCounters
 export const deviceCounterBitsSql = `SELECT devMac, ${deviceCounters
   .map((counter, i) => `((${deviceCounterSql(counter)}) << ${i})`)
   .join(' | ')} AS bits FROM Devices`;
+
+/**
+ * devSleeping and devFlapping as SQL over a Devices row, for GET /device, the lists and
+ * their `?sleeping=` / `?flapping=` filters. Both read the scanner's memory (ScanState): a device
+ * sleeps while it has devCanSleep, is still present and was missed by the last cycle(s) (the
+ * scanner keeps it present only inside its SLEEP_MINUTES window); it flaps while the scanner's
+ * last evaluation of its recent events said so.
+ */
+export const presenceFlagSql = {
+  devSleeping: `(devCanSleep = 1 AND devPresentLastScan = 1
+    AND EXISTS (SELECT 1 FROM ScanState WHERE ScanState.mac = devMac AND ScanState.misses > 0))`,
+  devFlapping: 'EXISTS (SELECT 1 FROM ScanState WHERE ScanState.mac = devMac AND ScanState.flapping = 1)',
+} as const;
+export type PresenceFlag = keyof typeof presenceFlagSql;
+
+/** The computed flags as extra result columns (`..., <sql> AS devSleeping, <sql> AS devFlapping`). */
+export const presenceFlagColumns = Object.entries(presenceFlagSql)
+  .map(([name, sql]) => `${sql} AS ${name}`)
+  .join(', ');

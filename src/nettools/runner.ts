@@ -1,6 +1,6 @@
 /**
  * THE tool runner: every OS command netkeep starts (nmap, traceroute, nslookup, speedtest-cli,
- * arp-scan) goes through `ToolRunner.run`. It owns the safety rules of running a command so that
+ * arp-scan, ping, ip) goes through `ToolRunner.run`. It owns the safety rules of running a command so that
  * no tool module can forget one:
  *
  * - binaries are resolved once, at construction, by searching TOOL_PATH; a missing one is a
@@ -46,6 +46,9 @@ export const toolPackages = {
   nslookup: 'dnsutils',
   'speedtest-cli': 'speedtest-cli',
   'arp-scan': 'arp-scan',
+  // Presence scanning's IPv6 neighbours (SCAN_IPV6): the all-nodes echo and the neighbour table.
+  ping: 'iputils-ping',
+  ip: 'iproute2',
 } as const;
 
 export type ToolName = keyof typeof toolPackages;

@@ -7,9 +7,14 @@
 import { parseNmapXml } from '../nettools/nmap-xml.js';
 import { tail } from '../nettools/runner.js';
 import { ipVersion, normalizeMac } from '../validation.js';
+import type { Ipv6Neighbour } from './ipv6.js';
 import type { ScanSubnet } from './subnets.js';
 
 export type ScanToolName = 'arp-scan' | 'nmap';
+/** Every command discovery runs: the scan tool, and for IPv6 neighbours ping and ip (ipv6.ts). */
+export type DiscoveryCommand = ScanToolName | 'ping' | 'ip';
+/** What found a device first (a new device's devSourcePlugin): the scan tool, or the IPv6 neighbour table. */
+export type SightingSource = ScanToolName | 'ipv6-neighbours';
 
 export interface ToolResult {
   readonly stdout: string;
@@ -22,7 +27,7 @@ export interface ToolResult {
  * `statusCode` 503; timed out: 504; aborted) and resolves with the exit code otherwise.
  */
 export type RunTool = (
-  tool: ScanToolName,
+  tool: DiscoveryCommand,
   args: readonly string[],
   options: { timeoutMs: number; signal?: AbortSignal },
 ) => Promise<ToolResult>;
@@ -176,12 +181,14 @@ export async function discoverSubnet(subnet: ScanSubnet, options: DiscoverOption
 
 /** What one cycle saw of one MAC, over every subnet. */
 export interface Observation {
-  /** Every IPv4 address the MAC answered for, unique, in numeric order. */
+  /** Every IPv4 address the MAC answered for, unique, in numeric order (empty: IPv6 only). */
   readonly ips: readonly string[];
+  /** Its IPv6 addresses from the neighbour tables, unique, sorted; absent or empty when none. */
+  readonly ipv6?: readonly string[];
   /** The first non-empty vendor, in SCAN_SUBNETS order; '' when none. */
   readonly vendor: string;
-  /** The tool that saw it first (recorded as a new device's devSourcePlugin). */
-  readonly source: ScanToolName;
+  /** What saw it first (recorded as a new device's devSourcePlugin). */
+  readonly source: SightingSource;
 }
 
 function ipv4Number(ip: string): number {
@@ -191,6 +198,8 @@ function ipv4Number(ip: string): number {
 export interface SubnetResult {
   readonly tool: ScanToolName;
   readonly sightings: readonly Sighting[];
+  /** The MACs that answered on the subnet's interface over IPv6 (SCAN_IPV6), with their addresses. */
+  readonly neighbours?: readonly Ipv6Neighbour[];
 }
 
 /**
@@ -199,26 +208,39 @@ export interface SubnetResult {
  * vendor and source recorded, so the outcome is deterministic.
  */
 export function mergeSightings(results: readonly SubnetResult[]): Map<string, Observation> {
-  const merged = new Map<string, { ips: Set<string>; vendor: string; source: ScanToolName }>();
+  const merged = new Map<
+    string,
+    { ips: Set<string>; ipv6: Set<string>; vendor: string; source: SightingSource }
+  >();
+  const entryOf = (mac: string, source: SightingSource) => {
+    let entry = merged.get(mac);
+    if (entry === undefined) {
+      entry = { ips: new Set(), ipv6: new Set(), vendor: '', source };
+      merged.set(mac, entry);
+    }
+    return entry;
+  };
+  // IPv4 first, over every subnet: a MAC seen by the scan tool anywhere has that tool as source.
   for (const result of results) {
     for (const sighting of result.sightings) {
-      const entry = merged.get(sighting.mac);
-      if (entry === undefined) {
-        merged.set(sighting.mac, {
-          ips: new Set([sighting.ip]),
-          vendor: sighting.vendor,
-          source: result.tool,
-        });
-      } else {
-        entry.ips.add(sighting.ip);
-        if (entry.vendor === '') entry.vendor = sighting.vendor;
-      }
+      const entry = entryOf(sighting.mac, result.tool);
+      entry.ips.add(sighting.ip);
+      if (entry.vendor === '') entry.vendor = sighting.vendor;
     }
   }
+  for (const result of results)
+    for (const neighbour of result.neighbours ?? []) {
+      const entry = entryOf(neighbour.mac, 'ipv6-neighbours');
+      for (const address of neighbour.addresses) entry.ipv6.add(address);
+    }
   const observations = new Map<string, Observation>();
   for (const [mac, entry] of merged) {
     const ips = [...entry.ips].sort((a, b) => ipv4Number(a) - ipv4Number(b));
-    observations.set(mac, { ips, vendor: entry.vendor, source: entry.source });
+    const observation: Observation = { ips, vendor: entry.vendor, source: entry.source };
+    observations.set(
+      mac,
+      entry.ipv6.size === 0 ? observation : { ...observation, ipv6: [...entry.ipv6].sort() },
+    );
   }
   return observations;
 }

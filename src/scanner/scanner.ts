@@ -20,16 +20,25 @@ import {
   type ScanToolName,
   type SubnetResult,
 } from './discovery.js';
+import { discoverIpv6, prefix64 } from './ipv6.js';
 import { planCycle, type PlannedEvent } from './state-machine.js';
 import { ScanStore } from './store.js';
-import { parseScanSubnets, type ScanSubnet } from './subnets.js';
+import { parseScanSubnets, subnetScope, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
 
 export type { CycleSummary } from './summary.js';
 
 export type ScannerConfig = Pick<
   Config,
-  'SCAN_SUBNETS' | 'SCAN_INTERVAL' | 'SCAN_MISSES_BEFORE_ABSENT' | 'SCAN_TOOL' | 'SCAN_TIMEOUT_MS'
+  | 'SCAN_SUBNETS'
+  | 'SCAN_INTERVAL'
+  | 'SCAN_MISSES_BEFORE_ABSENT'
+  | 'SCAN_TOOL'
+  | 'SCAN_TIMEOUT_MS'
+  | 'SLEEP_MINUTES'
+  | 'FLAP_THRESHOLD'
+  | 'FLAP_WINDOW_MINUTES'
+  | 'SCAN_IPV6'
 >;
 
 export interface ScannerOptions {
@@ -208,13 +217,15 @@ export class Scanner {
     this.abort = controller;
     const errors: string[] = [];
     const results: SubnetResult[] = [];
+    // The /64 prefixes of the IPv6 neighbour tables read: the IPv6 half of the cycle's scope.
+    const ipv6Prefixes = new Set<string>();
     for (const subnet of this.subnets) {
       if (controller.signal.aborted) {
         errors.push('the cycle was aborted (shutdown)');
         break;
       }
       try {
-        const result = await this.discover(subnet, controller.signal);
+        const result = await this.discover(subnet, controller.signal, ipv6Prefixes);
         results.push(result);
         onProgress?.({
           subnet: subnet.label,
@@ -229,12 +240,17 @@ export class Scanner {
     if (errors.length === 0) {
       try {
         // Load, plan and apply run synchronously, so no API write can slip in between them.
-        const known = this.store.loadState();
+        const { config } = this.options;
         const now = this.now();
+        const known = this.store.loadState(new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000));
         const plan = planCycle({
           known,
           observations,
-          missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
+          missesBeforeAbsent: config.SCAN_MISSES_BEFORE_ABSENT,
+          inScope: cycleScope(subnetScope(this.subnets), ipv6Prefixes),
+          sleepMinutes: config.SLEEP_MINUTES,
+          flapThreshold: config.FLAP_THRESHOLD,
+          flapWindowMinutes: config.FLAP_WINDOW_MINUTES,
           now,
         });
         const notifications = this.options.notifications;
@@ -283,7 +299,11 @@ export class Scanner {
     return summary;
   }
 
-  private async discover(subnet: ScanSubnet, signal: AbortSignal): Promise<SubnetResult> {
+  private async discover(
+    subnet: ScanSubnet,
+    signal: AbortSignal,
+    ipv6Prefixes: Set<string>,
+  ): Promise<SubnetResult> {
     // A dead link makes the tools report "no hosts" with exit code 0: that is no result.
     const problem = this.options.checkInterface?.(subnet.iface);
     if (problem !== undefined)
@@ -294,6 +314,37 @@ export class Scanner {
       timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
       signal,
     });
-    return { tool: this.tool, sightings };
+    if (this.options.config.SCAN_IPV6 === 'off') return { tool: this.tool, sightings };
+    const ipv6 = await discoverIpv6(subnet.iface, {
+      runTool: this.options.runTool,
+      timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
+      signal,
+    });
+    if (!ipv6.read) {
+      this.options.logger.info(
+        { event: 'scan-ipv6-skipped', interface: subnet.iface },
+        `no IPv6 neighbours read on ${subnet.iface} (no IPv6 there, or ping/ip missing); IPv4 only`,
+      );
+      return { tool: this.tool, sightings };
+    }
+    // Link-local addresses are in scope wherever a table was read (fe80::/64 is on every link).
+    ipv6Prefixes.add(prefix64('fe80::'));
+    for (const prefix of ipv6.prefixes) ipv6Prefixes.add(prefix);
+    return { tool: this.tool, sightings, neighbours: ipv6.neighbours };
   }
+}
+
+/** IPv4 addresses by the cycle's subnets, IPv6 addresses by the prefixes of the tables it read. */
+function cycleScope(
+  ipv4: (ip: string) => boolean,
+  ipv6Prefixes: ReadonlySet<string>,
+): (ip: string) => boolean {
+  return (ip) => {
+    if (!ip.includes(':')) return ipv4(ip);
+    try {
+      return ipv6Prefixes.has(prefix64(ip));
+    } catch {
+      return false; // not an address: never judged
+    }
+  };
 }

@@ -19,9 +19,12 @@ export interface PruneOptions {
 export class ScanStore {
   constructor(private readonly devices: DeviceRepository) {}
 
-  /** The previous state of every device, in one query. */
-  loadState(): Map<string, KnownDevice> {
-    return this.devices.loadPresence();
+  /**
+   * The previous state of every device, in one query; with `toggleSince` (the start of the flap
+   * window), each device's recent Connected/Disconnected/Device Down/Down Reconnected events counted.
+   */
+  loadState(toggleSince: Date | null = null): Map<string, KnownDevice> {
+    return this.devices.loadPresence(toggleSince);
   }
 
   /** Applies a plan in one transaction: all of it or, on any error, none of it. */

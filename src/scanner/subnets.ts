@@ -58,3 +58,33 @@ export function parseScanSubnets(raw: string): ScanSubnet[] {
     return { cidr: target.target, iface, size: target.size, label };
   });
 }
+
+function ipv4ToNumber(ip: string): number | null {
+  const parts = ip.split('.');
+  if (parts.length !== 4) return null;
+  let value = 0;
+  for (const part of parts) {
+    if (!/^[0-9]{1,3}$/.test(part) || Number(part) > 255) return null;
+    value = value * 256 + Number(part);
+  }
+  return value;
+}
+
+/**
+ * The scope of a cycle: whether an address lies inside one of its subnets. A cycle
+ * judges only the devices it could have seen; an address that is empty or not IPv4 is outside.
+ */
+export function subnetScope(subnets: readonly ScanSubnet[]): (ip: string) => boolean {
+  const ranges = subnets.map((subnet) => {
+    const [address = '', prefixText = '32'] = subnet.cidr.split('/');
+    const prefix = Number(prefixText);
+    // 2^(32 - prefix) addresses starting at the address with its host bits cleared.
+    const block = 2 ** (32 - prefix);
+    const first = Math.floor((ipv4ToNumber(address) ?? 0) / block) * block;
+    return { first, last: first + block - 1 };
+  });
+  return (ip) => {
+    const value = ipv4ToNumber(ip);
+    return value !== null && ranges.some((range) => value >= range.first && value <= range.last);
+  };
+}

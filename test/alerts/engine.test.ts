@@ -68,7 +68,9 @@ function harness(env: Record<string, string>): Harness {
     alerts,
     logs,
     cycle(observations, now) {
-      const plan = planCycle({ known: store.loadState(), observations, missesBeforeAbsent: 1, now });
+      // The scanner's flap window (FLAP_WINDOW_MINUTES default 60) and threshold (6).
+      const known = store.loadState(new Date(now.getTime() - 3_600_000));
+      const plan = planCycle({ known, observations, missesBeforeAbsent: 1, now });
       store.apply(plan, { beforeCommit: () => alerts.outbox.record(plan.events, now) });
     },
     async stop() {
@@ -200,6 +202,34 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     NOTIFY_NTFY_URL: receiver.url('/ntfy/netkeep'),
     NOTIFY_NTFY_TOKEN: ntfyToken,
     NOTIFY_APPRISE_URL: receiver.url('/apprise/notify/netkeep'),
+  });
+
+  test('a flapping device: one Flapping notified, its later comings and goings skipped as flapping', async () => {
+    const h = start({ NOTIFY_WEBHOOK_URL: receiver.url('/hook') });
+    const t0 = Date.parse('2025-03-01T12:00:00Z');
+    const at = (minutes: number): Date => new Date(t0 + minutes * 60_000);
+    h.cycle(seen(1, 2), at(0));
+    h.handle.db
+      .prepare('UPDATE Devices SET devAlertDown = 1, devAlertEvents = 1 WHERE devMac = ?')
+      .run(mac(1));
+    // Device 1 away and back every 5 minutes; device 2 stays.
+    for (let i = 1; i <= 8; i++) h.cycle(i % 2 === 0 ? seen(1, 2) : seen(2), at(i * 5));
+    const notified = rows(h, 'pending')
+      .concat(rows(h, 'sent'))
+      .flatMap((row) => events(row).map((e) => e.type));
+    // Changes 1-5 are notified (Device Down, Down Reconnected, ...); the 6th (Down Reconnected)
+    // starts the flapping: its Flapping is notified, it and the later ones are skipped.
+    assert.deepEqual(
+      notified.filter((type) => type !== 'New Device'),
+      ['Device Down', 'Down Reconnected', 'Device Down', 'Down Reconnected', 'Device Down', 'Flapping'],
+    );
+    const flapSkipped = rows(h, 'skipped').filter((row) => row.lastError === 'flapping');
+    assert.deepEqual(
+      flapSkipped.flatMap((row) => events(row).map((e) => e.type)),
+      ['Down Reconnected', 'Device Down', 'Down Reconnected'],
+    );
+    assert.ok(flapSkipped.flatMap((row) => events(row)).every((e) => e.mac === mac(1)));
+    assert.equal(rows(h, 'skipped').length, flapSkipped.length);
   });
 
   test('one delivery per channel per cycle, carrying every notified event, with the exact shapes', async () => {

@@ -21,6 +21,7 @@ const needs: Record<EventType, 'none' | 'down' | 'events'> = {
   Connected: 'events',
   Disconnected: 'events',
   'IP Changed': 'events',
+  Flapping: 'down',
 };
 
 describe('alert rules', () => {
@@ -79,8 +80,8 @@ describe('alert rules', () => {
         );
   });
 
-  test('New Device and Device Down are never skipped', () => {
-    for (const type of ['New Device', 'Device Down'] as const)
+  test('New Device, Device Down and Flapping are never skipped by devSkipRepeated', () => {
+    for (const type of ['New Device', 'Device Down', 'Flapping'] as const)
       assert.equal(
         decide(
           type,
@@ -90,6 +91,28 @@ describe('alert rules', () => {
         'notify',
         type,
       );
+  });
+
+  test('a flapping device: its comings and goings are skipped as flapping, the rest as before', () => {
+    const flags = settings({ alertEvents: true, alertDown: true, flapping: true });
+    const rows: Array<[EventType, Decision]> = [
+      ['Connected', 'skip-flapping'],
+      ['Disconnected', 'skip-flapping'],
+      ['Device Down', 'skip-flapping'],
+      ['Down Reconnected', 'skip-flapping'],
+      ['Flapping', 'notify'],
+      ['IP Changed', 'notify'],
+      ['New Device', 'notify'],
+    ];
+    for (const [type, expected] of rows)
+      assert.equal(decide(type, flags, { enabledTypes: all, now }), expected, type);
+    // Flags that ignore an event still ignore it; NOTIFY_EVENTS still narrows.
+    assert.equal(decide('Connected', settings({ flapping: true }), { enabledTypes: all, now }), 'ignore');
+    assert.equal(decide('Flapping', settings({ flapping: true }), { enabledTypes: all, now }), 'ignore');
+    assert.equal(
+      decide('Device Down', flags, { enabledTypes: new Set<EventType>(['Connected']), now }),
+      'ignore',
+    );
   });
 
   test('a skip window never makes an event notified that the flags ignore', () => {

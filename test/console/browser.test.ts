@@ -12,6 +12,8 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromiumSkipReason, launchChromium } from '../helpers/browser.js';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { TestServer } from '../helpers/server.js';
 
 const skip = chromiumSkipReason();
@@ -135,6 +137,53 @@ describe('web console in Chromium', { skip }, () => {
     await page.goto(`${server.url}/ui/events?type=New%20Device`);
     await page.getByRole('heading', { name: 'Events' }).waitFor();
     assert.equal(await page.getByRole('checkbox', { name: 'New Device' }).isChecked(), true);
+  });
+
+  test('presence: the Sleeping/Flapping filter, the badges and the IPv6 address; sleep settings editable', async () => {
+    // What scan cycles leave (written by another connection, as the scanner's store would): one
+    // device sleeping (devCanSleep, present, missed), one flapping, an IPv6 address.
+    const sleeper = '02:cc:00:00:00:03';
+    const flapper = '02:cc:00:00:00:04';
+    const db = new Database(join(server.dataDir, 'netkeep.db'));
+    try {
+      db.prepare(
+        'UPDATE Devices SET devCanSleep = 1, devPresentLastScan = 1, devPrimaryIPv6 = ? WHERE devMac = ?',
+      ).run('fd00:cc::3', sleeper);
+      const state = db.prepare(
+        'INSERT INTO ScanState (mac, misses, lastAbsence, flapping) VALUES (?, ?, NULL, ?)',
+      );
+      state.run(sleeper, 2, 0);
+      state.run(flapper, 0, 1);
+    } finally {
+      db.close();
+    }
+    await page.goto(`${server.url}/ui/?status=all`);
+    await page.getByLabel('Presence').selectOption('sleeping');
+    await page.waitForFunction(() => document.querySelectorAll('table.devices tbody tr').length === 1);
+    assert.equal(await rows().first().locator('a').textContent(), 'device 3');
+    assert.match((await rows().first().textContent()) ?? '', /sleeping/);
+    assert.equal(new URL(page.url()).searchParams.get('presence'), 'sleeping');
+    await page.getByLabel('Presence').selectOption('flapping');
+    await page.waitForFunction(
+      () => document.querySelector('table.devices tbody tr a')?.textContent === 'device 4',
+    );
+    assert.equal(await rows().count(), 1);
+
+    await page.goto(`${server.url}/ui/devices/${sleeper}`);
+    await page.getByRole('heading', { name: 'device 3' }).waitFor();
+    await page.locator('.page-head .badge.sleeping', { hasText: 'Sleeping' }).waitFor();
+    await page.locator('.summary', { hasText: 'fd00:cc::3' }).waitFor();
+    assert.equal(await page.getByLabel(/^May sleep/).isChecked(), true);
+    await page.getByLabel(/^Missed scans before absent/).fill('4');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    const device = await server.request('GET', `/device/${sleeper}`);
+    assert.deepEqual(
+      [device.json.devMissesBeforeAbsent, device.json.devCanSleep, device.json.devSleeping],
+      [4, 1, 1],
+    );
+    await page.goto(`${server.url}/ui/devices/${flapper}`);
+    await page.locator('.page-head .badge.flapping', { hasText: 'Flapping' }).waitFor();
   });
 
   test('Wake-on-LAN from the device page sends the magic packet', async () => {

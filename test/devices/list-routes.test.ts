@@ -106,7 +106,7 @@ describe('GET /devices', () => {
       .map((d) => d.mac)
       .sort();
 
-  test('lists every device in MAC order with stored fields and devStatus, no counts', async () => {
+  test('lists every device in MAC order with stored fields, devStatus and the presence flags, no counts', async () => {
     const res = await server.request('GET', '/devices');
     assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
     const body = res.json;
@@ -125,7 +125,10 @@ describe('GET /devices', () => {
       const expected = devices.find((d) => d.mac === item.devMac);
       assert.ok(expected);
       assert.equal(item.devStatus, expected.status, String(item.devMac));
-      assert.deepEqual(Object.keys(item).sort(), [...storedFields.map((f) => f.name), 'devStatus'].sort());
+      assert.deepEqual(
+        Object.keys(item).sort(),
+        [...storedFields.map((f) => f.name), 'devStatus', 'devSleeping', 'devFlapping'].sort(),
+      );
       // The stored fields are exactly what GET /device/<mac> returns.
       const full = (await server.request('GET', `/device/${String(item.devMac)}`)).json;
       for (const f of storedFields) assert.deepEqual(item[f.name], full[f.name], f.name);
@@ -156,6 +159,59 @@ describe('GET /devices', () => {
         pages.push(...list(page, 'devices').map((d) => d.devMac));
       }
       assert.deepEqual(pages, expected, `${status} paged`);
+    }
+  });
+
+  test('sleeping= and flapping= filter on the presence flags in SQL; a bad value is a 400', async () => {
+    // The scanner's memory, written as a cycle would: two devices missed (one with devCanSleep:
+    // sleeping only if present), one flapping.
+    const present = devices.filter((d) => d.present === 1).map((d) => d.mac);
+    const absent = devices.filter((d) => d.present === 0).map((d) => d.mac);
+    const [sleeper = '', awakeMissed = ''] = present;
+    const [absentSleeper = '', flapper = ''] = absent;
+    for (const mac of [sleeper, absentSleeper])
+      assert.equal(
+        (await server.request('POST', `/device/${mac}`, { body: { devCanSleep: 1 } })).status,
+        200,
+      );
+    const state = db.prepare(
+      'INSERT INTO ScanState (mac, misses, lastAbsence, flapping) VALUES (?, ?, NULL, ?)',
+    );
+    state.run(sleeper, 2, 0);
+    state.run(awakeMissed, 1, 0);
+    state.run(absentSleeper, 3, 0);
+    state.run(flapper, 0, 1);
+    try {
+      const macs = async (query: string): Promise<unknown[]> => {
+        const body = await getOk(server, `/devices?${query}`);
+        const items = list(body, 'devices');
+        assert.equal(body.total, items.length, query);
+        return items.map((d) => d.devMac);
+      };
+      assert.deepEqual(await macs('sleeping=1'), [sleeper]);
+      assert.deepEqual(await macs('flapping=1'), [flapper]);
+      assert.deepEqual(
+        await macs('flapping=1&status=Off-line'),
+        devices.find((d) => d.mac === flapper)?.status === 'Off-line' ? [flapper] : [],
+      );
+      assert.deepEqual(
+        await macs('sleeping=0'),
+        sortedMacs().filter((m) => m !== sleeper),
+      );
+      assert.deepEqual(
+        await macs('sleeping=0&flapping=0'),
+        sortedMacs().filter((m) => m !== sleeper && m !== flapper),
+      );
+      const item = list(await getOk(server, '/devices?sleeping=1'), 'devices')[0];
+      assert.deepEqual([item?.devSleeping, item?.devFlapping], [1, 0]);
+      const full = (await server.request('GET', `/device/${flapper}`)).json;
+      assert.deepEqual([full.devSleeping, full.devFlapping], [0, 1]);
+      await assertRejected(server, db, 400, '/devices?sleeping=yes', /sleeping/);
+      await assertRejected(server, db, 400, '/devices?flapping=2', /flapping/);
+    } finally {
+      db.prepare('DELETE FROM ScanState').run();
+      for (const mac of [sleeper, absentSleeper])
+        await server.request('POST', `/device/${mac}`, { body: { devCanSleep: 0 } });
     }
   });
 

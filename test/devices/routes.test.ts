@@ -76,6 +76,8 @@ describe('/device endpoints', () => {
       assert.deepEqual(res.json, {
         ...defaultDeviceJson(),
         devStatus: 'Off-line',
+        devSleeping: 0,
+        devFlapping: 0,
         devSessions: 0,
         devEvents: 0,
         devDownAlerts: 0,

@@ -38,6 +38,10 @@
  *   lan.tcpListener(host, ports, banner?) → LanProcess: TCP servers that write `banner` on connect
  *   lan.udpRecorder(host, port) → LanProcess: prints `<from> <hex payload>` per datagram received
  *   lan.rateLimit(host, mbit) → tbf on both ends of the host's link (both directions)
+ *   lan.ipv6Prefix: this LAN's unique-local /64 (fd00:231:X::/64, unused until addIpv6)
+ *   lan.addIpv6(host | 'root', n) → fd00:231:X::n on the host's eth0 (or the root-side veth);
+ *     lan.removeIpv4(name) leaves a host IPv6-only. IPv6 stays on the test LAN: the addresses are
+ *     on its links only, and the root namespace gets no route beyond the LAN's own /64.
  *   lan.isolatedNamespace(resolvConf?) → a namespace with only `lo` (optionally its own resolv.conf)
  *   lan.destroy()
  */
@@ -105,6 +109,10 @@ export interface TestLan {
   tcpListener(host: LanHost, ports: readonly number[], banner?: string): Promise<LanProcess>;
   udpRecorder(host: LanHost, port: number): Promise<LanProcess>;
   rateLimit(host: LanHost, mbit: number): Promise<void>;
+  /** The LAN's unique-local /64, e.g. `fd00:231:40::/64`. */
+  readonly ipv6Prefix: string;
+  addIpv6(target: LanHost | 'root', n: number): Promise<string>;
+  removeIpv4(name: string): Promise<void>;
   isolatedNamespace(resolvConf?: string): Promise<string>;
   destroy(): Promise<void>;
 }
@@ -280,6 +288,7 @@ class Lan implements TestLan {
   readonly lanInterface: string;
   readonly farSubnet: string | undefined;
   readonly routerNs: string;
+  readonly ipv6Prefix: string;
   router2Ns: string | undefined;
   readonly hosts = new Map<string, LanHost>();
   far: LanHost | undefined;
@@ -301,6 +310,7 @@ class Lan implements TestLan {
     this.lanInterface = `${prefix}l`;
     this.farSubnet = `10.231.${x + 2}.0/24`;
     this.routerNs = `${prefix}rt`;
+    this.ipv6Prefix = `fd00:231:${x}::/64`;
   }
 
   private async addNamespace(name: string): Promise<string> {
@@ -442,6 +452,31 @@ class Lan implements TestLan {
     await this.exec(host.ns, [IP, 'addr', 'add', `${ip}/24`, 'dev', 'eth0']);
     await this.exec(host.ns, [IP, 'route', 'replace', 'default', 'via', this.gateway]);
     host.ip = ip;
+  }
+
+  async addIpv6(target: LanHost | 'root', n: number): Promise<string> {
+    const address = `fd00:231:${this.x}::${n.toString(16)}`;
+    // nodad: usable at once (duplicate address detection would hold it tentative for a second).
+    const argv = [IP, '-6', 'addr', 'add', `${address}/64`, 'dev'];
+    const show = [IP, '-6', 'addr', 'show', 'dev'];
+    if (target === 'root') await run([...argv, this.lanInterface, 'nodad']);
+    else await this.exec(target.ns, [...argv, 'eth0', 'nodad']);
+    // The link-local address answers (the all-nodes echo) only once its duplicate address
+    // detection is over: wait (bounded) until no address of the interface is tentative.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const tentative =
+        target === 'root'
+          ? await run([...show, this.lanInterface, 'tentative'])
+          : await this.exec(target.ns, [...show, 'eth0', 'tentative']);
+      if (tentative.trim() === '') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return address;
+  }
+
+  async removeIpv4(name: string): Promise<void> {
+    const host = this.host(name);
+    await this.exec(host.ns, [IP, '-4', 'addr', 'flush', 'dev', 'eth0']);
   }
 
   async setHostMac(name: string, mac: string): Promise<void> {

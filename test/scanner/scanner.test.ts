@@ -6,6 +6,7 @@ import { DomainError } from '../../src/errors.js';
 import type { RunTool, ToolResult } from '../../src/scanner/discovery.js';
 import { Scanner, scanTool, type ScannerOptions } from '../../src/scanner/scanner.js';
 import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { planCycle } from '../../src/scanner/state-machine.js';
 import { dumpTables, fixture, tempDb } from './helpers.js';
 import { eventually } from '../helpers/processes.js';
 
@@ -80,13 +81,81 @@ describe('Scanner cycles', () => {
     }
   });
 
+  test('import then scan: devices of other networks get no event and keep their state (DESIGN 13 scope)', async () => {
+    const handle = tempDb();
+    try {
+      const devices = new SqliteDeviceRepository(handle.db);
+      // An import of another network: 300 present devices (open sessions, some alerting on Down),
+      // as a first cycle over their own subnet left them.
+      const imported = new Map(
+        Array.from({ length: 300 }, (_, i) => [
+          `02:aa:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
+          { ips: [`192.168.${50 + (i >> 8)}.${i & 255}`], vendor: '', source: 'arp-scan' as const },
+        ]),
+      );
+      devices.applyPresence(
+        planCycle({
+          known: devices.loadPresence(),
+          observations: imported,
+          missesBeforeAbsent: 1,
+          now: new Date('2025-03-01T11:00:00Z'),
+        }),
+      );
+      for (const mac of [...imported.keys()].slice(0, 100))
+        handle.db.prepare('UPDATE Devices SET devAlertDown = 1 WHERE devMac = ?').run(mac);
+      const importedRows = (): unknown[] =>
+        handle.db.prepare("SELECT * FROM Devices WHERE devMac LIKE '02:aa:%' ORDER BY devMac").all();
+      const importedHistory = (): unknown[] => [
+        handle.db.prepare("SELECT rowid, * FROM Events WHERE eve_MAC LIKE '02:aa:%' ORDER BY rowid").all(),
+        handle.db.prepare("SELECT rowid, * FROM Sessions WHERE ses_MAC LIKE '02:aa:%' ORDER BY rowid").all(),
+        handle.db.prepare("SELECT * FROM ScanState WHERE mac LIKE '02:aa:%' ORDER BY mac").all(),
+      ];
+      const rowsBefore = importedRows();
+      const historyBefore = importedHistory();
+      const scanner = new Scanner({
+        devices,
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool: async () => arpOk,
+        now: clock().now,
+      });
+      for (let i = 0; i < 3; i++) {
+        const summary = await scanner.runNow();
+        assert.deepEqual(summary.errors, []);
+      }
+      // The scanned subnet's devices were found; the imported ones are untouched: no Disconnected,
+      // no Device Down, no miss, sessions still open, still present.
+      assert.equal(
+        (
+          handle.db.prepare("SELECT COUNT(*) AS n FROM Devices WHERE devLastIP LIKE '10.231.77.%'").get() as {
+            n: number;
+          }
+        ).n,
+        4,
+      );
+      assert.deepEqual(importedRows(), rowsBefore);
+      assert.deepEqual(importedHistory(), historyBefore);
+      assert.deepEqual(
+        handle.db
+          .prepare(
+            'SELECT eve_EventType AS type, COUNT(*) AS n FROM Events GROUP BY eve_EventType ORDER BY type',
+          )
+          .all(),
+        [{ type: 'New Device', n: 304 }],
+      );
+      await scanner.stop();
+    } finally {
+      handle.remove();
+    }
+  });
+
   test('an interface the check calls dead fails the cycle before any tool runs; nothing changes', async () => {
     const handle = tempDb();
     try {
       let linkDown = false;
       const tools: string[][] = [];
-      const runTool: RunTool = async (_tool, args) => {
-        tools.push([...args]);
+      const runTool: RunTool = async (tool, args) => {
+        tools.push([tool, ...args]);
         // What arp-scan answers with no carrier: exit 0, nobody there.
         return linkDown ? { stdout: fixture('arp-scan-empty.txt'), stderr: '', exitCode: 0 } : arpOk;
       };
@@ -113,7 +182,83 @@ describe('Scanner cycles', () => {
       });
       assert.deepEqual(dumpTables(handle.db), before);
       assert.deepEqual(checked, ['br0', 'br0']);
-      assert.equal(tools.length, 1);
+      // The first cycle's discovery and IPv6 neighbours (ping, ip); none in the failed one.
+      assert.deepEqual(
+        tools.map((t) => t[0]),
+        ['arp-scan', 'ping', 'ip'],
+      );
+      await scanner.stop();
+    } finally {
+      handle.remove();
+    }
+  });
+
+  test('SCAN_IPV6: IPv6-only hosts found, devPrimaryIPv6 kept, judged by their IPv6 scope; no IPv6 is no error', async () => {
+    const handle = tempDb();
+    try {
+      const c = clock();
+      const h1 = 'aa:88:3b:81:b4:61'; // dual-stack (and in the arp-scan output below)
+      const h2 = 'ee:4e:37:79:0c:2b'; // IPv6 only
+      let table = fixture('ip-neigh6.json');
+      let echo: ToolResult = { stdout: fixture('ping6-allnodes.txt'), stderr: '', exitCode: 0 };
+      const runTool: RunTool = async (tool) => {
+        if (tool === 'ping') return echo;
+        if (tool === 'ip') return { stdout: table, stderr: '', exitCode: 0 };
+        return { stdout: `10.231.77.11\t${h1}\tAcme\n`, stderr: '', exitCode: 0 };
+      };
+      const devices = new SqliteDeviceRepository(handle.db);
+      const scanner = new Scanner({
+        devices,
+        config: config('10.231.77.0/24@br0'),
+        logger,
+        runTool,
+        now: c.now,
+      });
+      assert.deepEqual((await scanner.runNow()).newDevices, 3);
+      const row = (mac: string): unknown =>
+        handle.db
+          .prepare(
+            'SELECT devLastIP, devPrimaryIPv6, devSourcePlugin, devPresentLastScan FROM Devices WHERE devMac = ?',
+          )
+          .get(mac);
+      assert.deepEqual(row(h1), {
+        devLastIP: '10.231.77.11',
+        devPrimaryIPv6: 'fd00:231::11',
+        devSourcePlugin: 'arp-scan',
+        devPresentLastScan: 1,
+      });
+      assert.deepEqual(row(h2), {
+        devLastIP: '',
+        devPrimaryIPv6: 'fe80::ec4e:37ff:fe79:c2b',
+        devSourcePlugin: 'ipv6-neighbours',
+        devPresentLastScan: 1,
+      });
+      const events = (mac: string): unknown[] =>
+        handle.db
+          .prepare("SELECT eve_EventType || ' ' || eve_IP FROM Events WHERE eve_MAC = ? ORDER BY rowid")
+          .pluck()
+          .all(mac);
+      assert.deepEqual(events(h2), ['New Device fe80::ec4e:37ff:fe79:c2b']);
+
+      // An interface without IPv6 this time: no error, and the IPv6-only host is out of scope.
+      c.advance(300_000);
+      echo = { stdout: '', stderr: fixture('ping6-noipv6.stderr'), exitCode: 1 };
+      assert.deepEqual((await scanner.runNow()).errors, []);
+      assert.deepEqual(events(h2), ['New Device fe80::ec4e:37ff:fe79:c2b']);
+      assert.equal((row(h1) as { devPrimaryIPv6: string }).devPrimaryIPv6, 'fd00:231::11');
+
+      // IPv6 back, the IPv6-only host gone from the table's answers: Disconnected at its address.
+      c.advance(300_000);
+      echo = { stdout: fixture('ping6-allnodes.txt'), stderr: '', exitCode: 0 };
+      table = JSON.stringify(
+        (JSON.parse(table) as { lladdr: string }[]).filter((entry) => entry.lladdr !== h2),
+      );
+      assert.deepEqual((await scanner.runNow()).errors, []);
+      assert.deepEqual(events(h2), [
+        'New Device fe80::ec4e:37ff:fe79:c2b',
+        'Disconnected fe80::ec4e:37ff:fe79:c2b',
+      ]);
+      assert.equal((row(h2) as { devPresentLastScan: number }).devPresentLastScan, 0);
       await scanner.stop();
     } finally {
       handle.remove();
@@ -153,7 +298,7 @@ describe('Scanner cycles', () => {
       };
       const scanner = new Scanner({
         devices: new SqliteDeviceRepository(handle.db),
-        config: config('10.231.77.0/24@br0'),
+        config: config('10.231.77.0/24@br0', { SCAN_IPV6: 'off' }),
         logger,
         runTool,
         arpScanInstalled: false,

@@ -3,11 +3,13 @@ import { describe, test } from 'node:test';
 import { defaultDeviceJson } from '../../src/devices/catalogue.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { chooseIp, planCycle, type KnownDevice, type ScanPlan } from '../../src/scanner/state-machine.js';
+import { parseScanSubnets, subnetScope } from '../../src/scanner/subnets.js';
 import { dbTime } from '../../src/time.js';
 
 const mac = 'aa:bb:cc:00:00:01';
 const now = new Date('2025-03-01T12:00:00.000Z');
 const t = '2025-03-01 12:00:00';
+const minutesAgo = (minutes: number): Date => new Date(now.getTime() - minutes * 60_000);
 
 function device(overrides: Partial<KnownDevice> = {}): KnownDevice {
   return {
@@ -21,6 +23,12 @@ function device(overrides: Partial<KnownDevice> = {}): KnownDevice {
     vendor: 'Acme',
     misses: 0,
     lastAbsence: null,
+    primaryIPv6: '',
+    canSleep: false,
+    lastConnection: null,
+    missesBeforeAbsent: 0,
+    flapping: false,
+    recentToggles: 0,
     ...overrides,
   };
 }
@@ -30,7 +38,8 @@ function seen(ips: string[], vendor = 'Acme'): Observation {
 }
 
 /** The plan reduced to what a row of the table states. */
-function summary(plan: ScanPlan): unknown {
+/** `flapRows`: show each memory row's flapping flag (the rows about flapping). */
+function summary(plan: ScanPlan, flapRows = false): unknown {
   return {
     events: plan.events.map((e) => [e.type, e.ip, e.additionalInfo, e.pendingAlert]),
     open: plan.openSessions.map((o) => [o.eventType, o.ip]),
@@ -41,7 +50,9 @@ function summary(plan: ScanPlan): unknown {
       u.lastConnection === null ? null : dbTime(u.lastConnection),
       u.vendor,
     ]),
-    state: plan.scanState.map((s) => [s.misses, s.lastAbsence]),
+    state: plan.scanState.map((s) =>
+      flapRows || s.flapping === 1 ? [s.misses, s.lastAbsence, s.flapping] : [s.misses, s.lastAbsence],
+    ),
   };
 }
 
@@ -50,6 +61,8 @@ interface Row {
   readonly known?: KnownDevice;
   readonly observation?: Observation;
   readonly grace?: number;
+  /** The cycle's scope; default: every address. */
+  readonly inScope?: (ip: string) => boolean;
   readonly expect: {
     events?: unknown[];
     open?: unknown[];
@@ -224,6 +237,145 @@ const table: Row[] = [
     expect: { update: [[1, '10.0.0.9', t, null]] },
   },
   {
+    name: 'devMissesBeforeAbsent 3 with the global 1, first miss: still present',
+    known: device({ missesBeforeAbsent: 3 }),
+    expect: { state: [[1, null]] },
+  },
+  {
+    name: 'devMissesBeforeAbsent 3, third miss: gone',
+    known: device({ missesBeforeAbsent: 3, misses: 2 }),
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[3, 'Disconnected']],
+    },
+  },
+  {
+    name: 'devMissesBeforeAbsent 1 with the global 3, first miss: gone',
+    known: device({ missesBeforeAbsent: 1 }),
+    grace: 3,
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected']],
+    },
+  },
+  {
+    name: 'devCanSleep, last seen 29 minutes ago (window 30), fifth miss: sleeping, still present',
+    known: device({ canSleep: true, alertDown: true, misses: 4, lastConnection: minutesAgo(29) }),
+    expect: { state: [[5, null]] },
+  },
+  {
+    name: 'devCanSleep, last seen 30 minutes ago, first miss: the window replaces the count: Device Down',
+    known: device({ canSleep: true, alertDown: true, missesBeforeAbsent: 5, lastConnection: minutesAgo(30) }),
+    expect: {
+      events: [['Device Down', '10.0.0.5', '', 1]],
+      close: ['Device Down'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Device Down']],
+    },
+  },
+  {
+    name: 'devCanSleep, never seen (no last connection): the count applies',
+    known: device({ canSleep: true, lastConnection: null }),
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected']],
+    },
+  },
+  {
+    name: 'devCanSleep, sleeping and seen again: awake, no event, session continues, misses reset',
+    known: device({ canSleep: true, misses: 3, lastConnection: minutesAgo(15) }),
+    observation: seen(['10.0.0.5']),
+    expect: { update: [[1, '10.0.0.5', t, null]], state: [[0, null]] },
+  },
+  {
+    name: 'five changes in the window, a sixth now (Connected): Flapping after it, notified like Down',
+    known: device({ presentLastScan: false, alertDown: true, lastAbsence: 'Device Down', recentToggles: 5 }),
+    observation: seen(['10.0.0.5']),
+    expect: {
+      events: [
+        ['Down Reconnected', '10.0.0.5', '', 1],
+        ['Flapping', '10.0.0.5', '6 changes within 60 minutes', 1],
+      ],
+      open: [['Down Reconnected', '10.0.0.5']],
+      update: [[1, '10.0.0.5', t, null]],
+      state: [[0, null, 1]],
+    },
+  },
+  {
+    name: 'already flapping, another change: no second Flapping event',
+    known: device({ flapping: true, recentToggles: 8, alertDown: false }),
+    expect: {
+      events: [['Disconnected', '10.0.0.5', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected', 1]],
+    },
+  },
+  {
+    name: 'flapping, the window emptied, absent and missed: the flag clears, no event',
+    known: device({ presentLastScan: false, flapping: true, recentToggles: 2, lastAbsence: 'Disconnected' }),
+    expect: { state: [[0, 'Disconnected', 0]] },
+  },
+  {
+    name: 'flapping with devAlertDown 0: the Flapping event is not pending an alert',
+    known: device({ recentToggles: 5 }),
+    expect: {
+      events: [
+        ['Disconnected', '10.0.0.5', '', 1],
+        ['Flapping', '10.0.0.5', '6 changes within 60 minutes', 0],
+      ],
+      close: ['Disconnected'],
+      update: [[0, '10.0.0.5', null, null]],
+      state: [[1, 'Disconnected', 1]],
+    },
+  },
+  {
+    name: 'out of scope (another network), present and missed: nothing at all',
+    known: device({ lastIP: '192.168.7.20', alertDown: true }),
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
+    expect: {},
+  },
+  {
+    name: 'out of scope, in grace (misses 1 of 3) and missed: the count is not advanced',
+    known: device({ lastIP: '192.168.7.20', misses: 1 }),
+    grace: 3,
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
+    expect: {},
+  },
+  {
+    name: 'no address at all (created by hand) and missed: out of every scope, nothing',
+    known: device({ lastIP: '' }),
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
+    expect: {},
+  },
+  {
+    name: 'out of scope by its last address but seen on a scanned subnet: judged, IP Changed',
+    known: device({ lastIP: '192.168.7.20' }),
+    observation: seen(['10.0.0.9']),
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0')),
+    expect: {
+      events: [['IP Changed', '10.0.0.9', 'Previous IP: 192.168.7.20', 1]],
+      update: [[1, '10.0.0.9', t, null]],
+    },
+  },
+  {
+    name: 'in scope of the second of two subnets, missed: Disconnected',
+    known: device({ lastIP: '10.9.0.1' }),
+    inScope: subnetScope(parseScanSubnets('10.0.0.0/24@eth0,10.9.0.0/16@eth1')),
+    expect: {
+      events: [['Disconnected', '10.9.0.1', '', 1]],
+      close: ['Disconnected'],
+      update: [[0, '10.9.0.1', null, null]],
+      state: [[1, 'Disconnected']],
+    },
+  },
+  {
     name: 'archived, present and missed: absent, old session closed without an event',
     known: device({ archived: true, alertDown: true }),
     expect: { close: [''], update: [[0, '10.0.0.5', null, null]], state: [[1, null]] },
@@ -237,10 +389,11 @@ describe('presence state machine: one device, every transition', () => {
         known: new Map(row.known ? [[mac, row.known]] : []),
         observations: new Map(row.observation ? [[mac, row.observation]] : []),
         missesBeforeAbsent: row.grace ?? 1,
+        inScope: row.inScope,
         now,
       });
       assert.deepEqual(plan.newDevices, []);
-      assert.deepEqual(summary(plan), {
+      assert.deepEqual(summary(plan, row.known?.flapping === true), {
         events: row.expect.events ?? [],
         open: row.expect.open ?? [],
         close: row.expect.close ?? [],
@@ -297,7 +450,15 @@ describe('presence state machine: new devices and whole cycles', () => {
       ['00:00:00:00:00:04', seen(['10.0.0.8'])],
     ]);
     const plan = planCycle({ known, observations, missesBeforeAbsent: 1, now });
-    assert.deepEqual(plan.counts, { seen: 4, newDevices: 1, connected: 1, disconnected: 1, ipChanged: 0 });
+    assert.deepEqual(plan.counts, {
+      seen: 4,
+      newDevices: 1,
+      connected: 1,
+      disconnected: 1,
+      ipChanged: 0,
+      sleeping: 0,
+      flapping: 0,
+    });
     assert.deepEqual(
       plan.events.map((e) => [e.mac, e.type]),
       [

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { mergeSightings, parseArpScan } from '../../src/scanner/discovery.js';
+import { mergeSightings, parseArpScan, type Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { ScanStore } from '../../src/scanner/store.js';
@@ -221,10 +221,129 @@ describe('ScanState', () => {
         scan: false,
         archived: false,
         lastIP: '10.0.0.1',
+        primaryIPv6: '',
         vendor: '',
         misses: 0,
         lastAbsence: null,
+        canSleep: false,
+        lastConnection: null,
+        missesBeforeAbsent: 0,
+        flapping: false,
+        recentToggles: 0,
       });
+    } finally {
+      handle.remove();
+    }
+  });
+});
+
+describe('sleeping and flapping on a real SQLite file (DESIGN 13)', () => {
+  const mac = '02:00:00:00:0a:01';
+  const seen = (ip = '10.0.0.9'): Map<string, Observation> =>
+    new Map([[mac, { ips: [ip], vendor: '', source: 'arp-scan' }]]);
+  const minute = 60_000;
+
+  test('a sleeping device: present, On-line, devSleeping 1, no event inside SLEEP_MINUTES; gone after', () => {
+    const handle = tempDb();
+    try {
+      const devices = new SqliteDeviceRepository(handle.db);
+      const store = new ScanStore(devices);
+      const t0 = Date.UTC(2025, 2, 1, 12);
+      const run = (observations: Map<string, Observation>, at: number): void => {
+        store.apply(
+          planCycle({
+            known: store.loadState(),
+            observations,
+            missesBeforeAbsent: 1,
+            sleepMinutes: 30,
+            now: new Date(at),
+          }),
+        );
+      };
+      run(seen(), t0);
+      handle.db.prepare('UPDATE Devices SET devCanSleep = 1, devAlertDown = 1 WHERE devMac = ?').run(mac);
+      const view = (at: number) => devices.get(mac, 'all', new Date(at));
+      assert.equal(view(t0)?.devSleeping, 0);
+      for (const m of [5, 10, 20, 29]) {
+        run(new Map(), t0 + m * minute);
+        const v = view(t0 + m * minute);
+        assert.deepEqual(
+          [v?.devStatus, v?.devSleeping, v?.devPresentLastScan],
+          ['On-line', 1, 1],
+          `minute ${m}`,
+        );
+      }
+      const list = devices.listDevices({}, { offset: 0, limit: 10 }).items[0];
+      assert.deepEqual([list?.devSleeping, list?.devFlapping], [1, 0]);
+      // Seen again inside the window: awake, no event at all, the same session.
+      run(seen(), t0 + 29 * minute + 30_000);
+      assert.equal(view(t0 + 30 * minute)?.devSleeping, 0);
+      const types = (): unknown[] =>
+        handle.db.prepare('SELECT eve_EventType AS t FROM Events ORDER BY rowid').pluck().all();
+      assert.deepEqual(types(), ['New Device']);
+      // Unseen for SLEEP_MINUTES since that sighting: Device Down, session closed, no longer sleeping.
+      const last = t0 + 29 * minute + 30_000;
+      run(new Map(), last + 29 * minute);
+      assert.deepEqual(types(), ['New Device']);
+      run(new Map(), last + 30 * minute);
+      assert.deepEqual(types(), ['New Device', 'Device Down']);
+      const v = view(last + 30 * minute);
+      assert.deepEqual([v?.devStatus, v?.devSleeping, v?.devSessions], ['Down', 0, 1]);
+      assert.equal(
+        handle.db.prepare('SELECT COUNT(*) FROM Sessions WHERE ses_StillConnected = 1').pluck().get(),
+        0,
+      );
+    } finally {
+      handle.remove();
+    }
+  });
+
+  test('flapping: counted from stored events in the window, one Flapping event, the flag kept and cleared', () => {
+    const handle = tempDb();
+    try {
+      const devices = new SqliteDeviceRepository(handle.db);
+      const store = new ScanStore(devices);
+      const t0 = Date.UTC(2025, 2, 1, 12);
+      const window = 60;
+      const run = (present: boolean, at: number): void => {
+        store.apply(
+          planCycle({
+            known: store.loadState(new Date(at - window * minute)),
+            observations: present ? seen() : new Map(),
+            missesBeforeAbsent: 1,
+            flapThreshold: 6,
+            flapWindowMinutes: window,
+            now: new Date(at),
+          }),
+        );
+      };
+      const types = (): unknown[] =>
+        handle.db.prepare('SELECT eve_EventType AS t FROM Events ORDER BY rowid').pluck().all();
+      const flapping = (at: number): unknown => devices.get(mac, 'all', new Date(at))?.devFlapping;
+      run(true, t0);
+      // Away and back every 5 minutes: the 6th change within the hour starts the flapping.
+      for (let i = 1; i <= 5; i++) {
+        run(i % 2 === 0, t0 + i * 5 * minute);
+        assert.equal(flapping(t0 + i * 5 * minute), 0, `change ${i}`);
+      }
+      run(true, t0 + 30 * minute);
+      assert.deepEqual(types().slice(-2), ['Connected', 'Flapping']);
+      assert.equal(flapping(t0 + 30 * minute), 1);
+      assert.equal(
+        handle.db
+          .prepare("SELECT eve_AdditionalInfo FROM Events WHERE eve_EventType = 'Flapping'")
+          .pluck()
+          .get(),
+        '6 changes within 60 minutes',
+      );
+      // More changes: still flapping, no second Flapping event.
+      run(false, t0 + 35 * minute);
+      run(true, t0 + 40 * minute);
+      assert.equal(types().filter((t) => t === 'Flapping').length, 1);
+      // Quiet for an hour: the window empties and the flag clears (no event for that).
+      run(true, t0 + 101 * minute);
+      assert.equal(flapping(t0 + 101 * minute), 0);
+      assert.equal(types().filter((t) => t === 'Flapping').length, 1);
     } finally {
       handle.remove();
     }

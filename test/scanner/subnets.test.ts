@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/config.js';
-import { parseScanSubnets } from '../../src/scanner/subnets.js';
+import { parseScanSubnets, subnetScope } from '../../src/scanner/subnets.js';
 
 describe('SCAN_SUBNETS', () => {
   test('empty means scanning off', () => {
@@ -43,4 +43,29 @@ describe('SCAN_SUBNETS', () => {
       );
     });
   }
+});
+
+describe('subnetScope: which addresses a cycle judges', () => {
+  test('inside any of the subnets (host bits of the entry ignored), nothing else', () => {
+    const inScope = subnetScope(
+      parseScanSubnets('192.168.1.77/24@eth0,10.20.0.0/16@eth1,172.16.5.9/32@eth2'),
+    );
+    for (const ip of ['192.168.1.0', '192.168.1.255', '10.20.255.1', '10.20.0.0', '172.16.5.9'])
+      assert.equal(inScope(ip), true, ip);
+    for (const ip of [
+      '192.168.2.1',
+      '10.21.0.0',
+      '172.16.5.8',
+      '',
+      'fd00::1',
+      '192.168.1',
+      'x.y.z.w',
+      '1.2.3.256',
+    ])
+      assert.equal(inScope(ip), false, ip);
+  });
+
+  test('no subnets: nothing is in scope', () => {
+    assert.equal(subnetScope([])('10.0.0.1'), false);
+  });
 });

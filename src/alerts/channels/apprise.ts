@@ -1,6 +1,6 @@
 /**
  * Apprise API channel: POST of `{"title", "body", "type"}` to the notify URL. The type is
- * `failure` with a Device Down, `warning` with a New Device, `success` when every event is a
+ * `failure` with a Device Down, `warning` with a New Device or a Flapping, `success` when every event is a
  * reconnection (Connected, Down Reconnected), else `info`.
  */
 import type { Channel, Delivery } from '../model.js';
@@ -11,7 +11,7 @@ export type AppriseType = 'failure' | 'warning' | 'success' | 'info';
 
 export function appriseType(delivery: Delivery): AppriseType {
   if (hasType(delivery, 'Device Down')) return 'failure';
-  if (hasType(delivery, 'New Device')) return 'warning';
+  if (hasType(delivery, 'New Device') || hasType(delivery, 'Flapping')) return 'warning';
   const reconnection = (type: string): boolean => type === 'Connected' || type === 'Down Reconnected';
   if (delivery.events.length > 0 && delivery.events.every((e) => reconnection(e.type))) return 'success';
   return 'info';

@@ -34,6 +34,9 @@ type Device = Record<string, unknown> & {
   devEvents: number;
   devDownAlerts: number;
   devPresenceHours: number;
+  devSleeping?: number;
+  devFlapping?: number;
+  devPrimaryIPv6?: string;
 };
 
 interface Session {
@@ -87,6 +90,8 @@ const groups: readonly { title: string; names: readonly string[] }[] = [
       'devAlertEvents',
       'devAlertDown',
       'devSkipRepeated',
+      'devCanSleep',
+      'devMissesBeforeAbsent',
       'devIsNew',
       'devIsArchived',
     ],
@@ -118,6 +123,8 @@ const labels: Readonly<Record<string, string>> = {
   devSkipRepeated: 'Skip repeated notifications',
   devIsNew: 'New (not yet reviewed)',
   devIsArchived: 'Archived',
+  devCanSleep: 'May sleep (stays present while unseen for SLEEP_MINUTES)',
+  devMissesBeforeAbsent: 'Missed scans before absent (0: the global setting)',
   devFirstConnection: 'First seen',
   devLastConnection: 'Last seen',
   devLastNotification: 'Last notification',
@@ -129,7 +136,14 @@ const labels: Readonly<Record<string, string>> = {
 };
 
 /** Fields whose catalogue description says more than their label (shown under the input). */
-const hinted = new Set(['devVendor', 'devParentRelType', 'devIcon', 'devSkipRepeated', 'devParentMAC']);
+const hinted = new Set([
+  'devVendor',
+  'devParentRelType',
+  'devIcon',
+  'devSkipRepeated',
+  'devParentMAC',
+  'devMissesBeforeAbsent',
+]);
 
 const editable = fields.filter((f) => f.editable);
 const grouped = [
@@ -626,6 +640,16 @@ export function DevicePage({ mac }: { readonly mac: string }) {
           <div class="page-head">
             <h1>{d.devName || '(no name)'}</h1>
             <StatusBadge status={d.devStatus} />
+            {d.devSleeping === 1 && (
+              <span class="badge sleeping" title="Unseen, but within its sleep window: still present">
+                Sleeping
+              </span>
+            )}
+            {d.devFlapping === 1 && (
+              <span class="badge flapping" title="Comes and goes: its notifications are held back">
+                Flapping
+              </span>
+            )}
           </div>
           <p class="muted summary">
             <span class="mono">{d.devMac}</span>
@@ -633,6 +657,14 @@ export function DevicePage({ mac }: { readonly mac: string }) {
               <>
                 {' · '}
                 <span class="mono">{d.devLastIP}</span>
+              </>
+            )}
+            {d.devPrimaryIPv6 && (
+              <>
+                {' · '}
+                <span class="mono" title="IPv6 address">
+                  {d.devPrimaryIPv6}
+                </span>
               </>
             )}
             {typeof d.devVendor === 'string' && d.devVendor && ` · ${d.devVendor}`}

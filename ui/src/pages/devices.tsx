@@ -1,5 +1,6 @@
 /**
- * The device list: counters per status group, a status filter, search, sort by column, and paging
+ * The device list: counters per status group, a status filter, a presence filter (sleeping,
+ * flapping), search, sort by column, and paging
  * done by the server, so that 10,000 devices cost one page of rows. Filters live in the URL.
  */
 import { deviceGroups, listStatuses, totalsNames } from 'netkeep:catalogue';
@@ -19,6 +20,9 @@ export interface DeviceItem {
   readonly devFavorite: number;
   readonly devIsNew: number;
   readonly devIsArchived: number;
+  readonly devSleeping?: number;
+  readonly devFlapping?: number;
+  readonly devPrimaryIPv6?: string;
 }
 
 interface DevicePage {
@@ -59,6 +63,13 @@ const columns = [
 
 const pageSizes = [25, 50, 100, 200];
 
+/** The presence filter: each value is one `GET /devices` flag filter (sleeping=1, flapping=1). */
+const presenceFilters: readonly { value: string; label: string }[] = [
+  { value: '', label: 'Any' },
+  { value: 'sleeping', label: 'Sleeping' },
+  { value: 'flapping', label: 'Flapping' },
+];
+
 export function DeviceList() {
   const { search } = useLocation();
   const status = search.get('status') ?? 'my';
@@ -67,7 +78,10 @@ export function DeviceList() {
   const order = search.get('order') === 'desc' ? 'desc' : 'asc';
   const limit = Number(search.get('limit')) || 50;
   const offset = Number(search.get('offset')) || 0;
-  const state = { status, q, sort, order, limit, offset };
+  const presence = presenceFilters.some((f) => f.value === search.get('presence'))
+    ? (search.get('presence') ?? '')
+    : '';
+  const state = { status, q, sort, order, limit, offset, presence };
   const update = (changes: Partial<typeof state>) => {
     const next = { ...state, offset: 0, ...changes };
     setQuery({
@@ -77,11 +91,13 @@ export function DeviceList() {
       order: next.order === 'asc' ? undefined : next.order,
       limit: next.limit === 50 ? undefined : next.limit,
       offset: next.offset || undefined,
+      presence: next.presence || undefined,
     });
   };
 
   const params = new URLSearchParams({ status, sort, order, limit: String(limit), offset: String(offset) });
   if (q.trim()) params.set('q', q.trim());
+  if (presence) params.set(presence, '1');
   const list = useGet<DevicePage>(`/devices?${params.toString()}`);
   const totals = useGet<{ totals: Record<string, number> }>('/devices/totals/named');
   useLiveChanges(() => {
@@ -173,6 +189,22 @@ export function DeviceList() {
           </select>
         </div>
         <div class="field">
+          <label for="device-presence">Presence</label>
+          <select
+            id="device-presence"
+            value={presence}
+            onChange={(e) => {
+              update({ presence: e.currentTarget.value });
+            }}
+          >
+            {presenceFilters.map((f) => (
+              <option key={f.value} value={f.value}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
           <label for="device-page-size">Per page</label>
           <select
             id="device-page-size"
@@ -240,9 +272,11 @@ export function DeviceList() {
                 </td>
                 <td>
                   <StatusBadge status={d.devStatus} />
+                  {d.devSleeping === 1 && <span class="tag">sleeping</span>}
+                  {d.devFlapping === 1 && <span class="tag flapping">flapping</span>}
                 </td>
                 <td class="mono roomy">{d.devMac}</td>
-                <td class="mono">{d.devLastIP}</td>
+                <td class="mono">{d.devLastIP || d.devPrimaryIPv6}</td>
                 <td class="wide">{d.devVendor}</td>
                 <td class="wide">{d.devOwner}</td>
                 <td class="wide">{d.devType}</td>
