@@ -253,7 +253,11 @@ export const variables = {
     'Naming: DHCP lease files to read, a comma list of format:path with format dnsmasq (also Pi-hole, OpenWrt), isc, kea or adguard and an absolute path. Empty: none.',
     leaseFiles,
   ),
-  NAME_MDNS: spec('on', "Naming: ask each device's mDNS responder (UDP 5353) for its name: on or off.", onOff),
+  NAME_MDNS: spec(
+    'on',
+    "Naming: ask each device's mDNS responder (UDP 5353) for its name: on or off.",
+    onOff,
+  ),
   NAME_NETBIOS: spec('on', 'Naming: ask each device for its NetBIOS name (UDP 137): on or off.', onOff),
   NAME_DNS: spec('on', 'Naming: reverse DNS (PTR) through DNS_SERVER; also fills devFQDN: on or off.', onOff),
   NAME_CONCURRENCY: spec('32', 'Naming: devices looked up at once.', integer(1, 1024)),

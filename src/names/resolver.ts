@@ -12,6 +12,7 @@
  * device for the full timeout.
  */
 import { Resolver } from 'node:dns/promises';
+import { setMaxListeners } from 'node:events';
 import { isIPv4 } from 'node:net';
 import type { Config } from '../config.js';
 import { cleanName, hostPart } from './clean.js';
@@ -96,14 +97,31 @@ export class NameResolver {
   }
 
   /** Looks the targets up (see the file comment). Never throws. */
-  async lookup(targets: readonly NameTarget[], signal?: AbortSignal): Promise<LookupRound> {
+  async lookup(targets: readonly NameTarget[], parent?: AbortSignal): Promise<LookupRound> {
+    // The round's own signal: every question in flight listens to it (up to three per device).
+    const controller = new AbortController();
+    const signal = controller.signal;
+    setMaxListeners(3 * this.options.config.NAME_CONCURRENCY + 1, signal);
+    const abort = (): void => {
+      controller.abort();
+    };
+    if (parent?.aborted) abort();
+    parent?.addEventListener('abort', abort, { once: true });
+    try {
+      return await this.round(targets, signal);
+    } finally {
+      parent?.removeEventListener('abort', abort);
+    }
+  }
+
+  private async round(targets: readonly NameTarget[], signal: AbortSignal): Promise<LookupRound> {
     const troubles = new Troubles();
     const snapshot = this.leases.configured ? await this.leases.read() : undefined;
     const results = new Map<string, DeviceNames>();
     const dns = { silentInARow: 0, down: false };
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < targets.length && signal?.aborted !== true) {
+      while (next < targets.length && !signal.aborted) {
         const target = targets[next++];
         if (target === undefined) break;
         results.set(target.mac, await this.lookupOne(target, snapshot?.byMac, dns, troubles, signal));

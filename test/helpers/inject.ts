@@ -39,6 +39,9 @@ export class InProcessServer {
         SPEEDTEST_BACKEND: 'builtin',
         DNS_SERVER: '127.0.0.1:9',
         WOL_BROADCAST: '127.255.255.255',
+        // mDNS and NetBIOS ask each device's own address: on only where a test turns them on (test LANs).
+        NAME_MDNS: 'off',
+        NAME_NETBIOS: 'off',
         ...env,
       },
       dataDir, // no .env file there
