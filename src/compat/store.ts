@@ -123,7 +123,7 @@ export class SqliteCompatStore implements CompatStore {
       const inserted: string[] = [];
       const updated: string[] = [];
       for (const device of devices) {
-        // A CSV import writes devName through the API: a name it gives is the user's (DESIGN 11).
+        // A CSV import writes devName through the API: a name it gives is the user's.
         const changes = withNameSource(device.changes, 'user');
         if (this.existsStmt.get(device.mac) === undefined) {
           const row = newDeviceRow(device.mac, {

@@ -349,7 +349,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.copyTx = db.transaction((from: string, to: string): boolean => {
       if (this.copyStmt.run({ from, to, guid: randomUUID() }).changes === 0) return false;
       this.deleteScanStateStmt.run(to);
-      // A copy writes devName through the API: it is the user's name now (DESIGN 11).
+      // A copy writes devName through the API: it is the user's name now.
       this.markNameWrittenStmt.run({ mac: to, source: 'user' });
       return true;
     });

@@ -193,7 +193,7 @@ export const presenceSql = {
     'DELETE FROM ScanState WHERE NOT EXISTS (SELECT 1 FROM Devices WHERE devMac = ScanState.mac)',
 } as const;
 
-/** Names and where they came from (DESIGN 11; the rules live in src/names/rules.ts). */
+/** Names and where they came from (the rules live in src/names/rules.ts). */
 export const nameSql = {
   load: 'SELECT devMac, devName, devNameSource, devFQDN, devLastIP FROM Devices',
   get: 'SELECT devMac, devName, devNameSource, devFQDN, devLastIP FROM Devices WHERE devMac = ?',

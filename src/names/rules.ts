@@ -1,5 +1,5 @@
 /**
- * The provenance rules of DESIGN 11, as pure functions: which stored name an automatic source may
+ * The provenance rules (docs/names.md), as pure functions: which stored name an automatic source may
  * replace, and which of a device's candidates wins.
  */
 import { autoSources, type AutoSource, type NameCandidate } from './types.js';

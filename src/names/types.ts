@@ -4,7 +4,7 @@
 export type NameSource = 'user' | 'import' | 'dhcp' | 'mdns' | 'netbios' | 'dns' | '';
 export const nameSources: readonly NameSource[] = ['user', 'import', 'dhcp', 'mdns', 'netbios', 'dns', ''];
 
-/** The automatic sources, best first (DESIGN 11: dhcp > mdns > netbios > dns). */
+/** The automatic sources, best first: dhcp > mdns > netbios > dns. */
 export type AutoSource = 'dhcp' | 'mdns' | 'netbios' | 'dns';
 export const autoSources: readonly AutoSource[] = ['dhcp', 'mdns', 'netbios', 'dns'];
 
