@@ -60,6 +60,13 @@ export interface LookupRound {
   readonly errors: readonly NameSourceError[];
 }
 
+/** Reverse DNS within one round: consecutive silences, and whether the server was given up on. */
+interface DnsRound {
+  silentInARow: number;
+  down: boolean;
+  readonly abort: AbortController;
+}
+
 /** Counts of one round's troubles per source and kind, turned into summary lines at the end. */
 class Troubles {
   private readonly counts = new Map<string, { source: AutoSource; text: string; n: number }>();
@@ -118,7 +125,14 @@ export class NameResolver {
     const troubles = new Troubles();
     const snapshot = this.leases.configured ? await this.leases.read() : undefined;
     const results = new Map<string, DeviceNames>();
-    const dns = { silentInARow: 0, down: false };
+    // The DNS server's state in this round. When it is given up on, the questions still waiting
+    // for it are aborted too: they would only add a full timeout each.
+    const dns: DnsRound = { silentInARow: 0, down: false, abort: new AbortController() };
+    setMaxListeners(this.options.config.NAME_CONCURRENCY + 1, dns.abort.signal);
+    const stopDns = (): void => {
+      dns.abort.abort();
+    };
+    signal.addEventListener('abort', stopDns, { once: true });
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < targets.length && !signal.aborted) {
@@ -129,6 +143,7 @@ export class NameResolver {
     };
     const workers = Math.min(this.options.config.NAME_CONCURRENCY, targets.length);
     await Promise.all(Array.from({ length: workers }, worker));
+    signal.removeEventListener('abort', stopDns);
     if (dns.down)
       troubles.add(
         'dns',
@@ -140,7 +155,7 @@ export class NameResolver {
   private async lookupOne(
     target: NameTarget,
     leases: ReadonlyMap<string, Lease> | undefined,
-    dns: { silentInARow: number; down: boolean },
+    dns: DnsRound,
     troubles: Troubles,
     signal?: AbortSignal,
   ): Promise<DeviceNames> {
@@ -162,11 +177,16 @@ export class NameResolver {
       config.NAME_NETBIOS && hasIp && isIPv4(target.ip)
         ? queryNetbios({ ip: target.ip, port: this.options.testOnlyPorts?.netbios ?? 137, timeoutMs, signal })
         : undefined,
-      config.NAME_DNS && hasIp && !dns.down ? this.reverseDns(target.ip, signal) : undefined,
+      config.NAME_DNS && hasIp && !dns.down ? this.reverseDns(target.ip, dns.abort.signal) : undefined,
     ]);
-    if (ptr !== undefined) {
+    const dnsWasDown = dns.down;
+    if (ptr !== undefined && !dns.down) {
       if (ptr.kind === 'timeout') {
-        if (++dns.silentInARow >= config.NAME_CONCURRENCY) dns.down = true;
+        if (++dns.silentInARow >= config.NAME_CONCURRENCY) {
+          dns.down = true;
+          dns.abort.abort();
+          this.systemResolver?.cancel();
+        }
       } else dns.silentInARow = 0;
     }
     const candidates: NameCandidate[] = [];
@@ -177,7 +197,8 @@ export class NameResolver {
       candidates.push({ source: 'mdns', name: cleanName(hostPart(mdnsName, true)) });
     const netbiosName = this.answer('netbios', netbios, troubles);
     if (netbiosName !== undefined) candidates.push({ source: 'netbios', name: cleanName(netbiosName) });
-    const fqdnText = this.answer('dns', ptr, troubles);
+    // Questions aborted because the server was given up on are covered by that one report.
+    const fqdnText = dnsWasDown && ptr?.kind !== 'answer' ? undefined : this.answer('dns', ptr, troubles);
     const fqdn = fqdnText === undefined ? '' : cleanName(hostPart(fqdnText, false));
     if (fqdn !== '') candidates.push({ source: 'dns', name: cleanName(fqdn.split('.')[0] ?? '') });
     return { candidates: candidates.filter((c) => c.name !== ''), fqdn: fqdn === '' ? null : fqdn, lease };
