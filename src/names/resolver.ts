@@ -13,7 +13,7 @@
  */
 import { Resolver } from 'node:dns/promises';
 import { setMaxListeners } from 'node:events';
-import { isIPv4 } from 'node:net';
+import { isIP, isIPv4 } from 'node:net';
 import type { Config } from '../config.js';
 import { cleanName, hostPart } from './clean.js';
 import { queryPtr } from './dns-query.js';
@@ -162,7 +162,9 @@ export class NameResolver {
     const { config } = this.options;
     const timeoutMs = config.NAME_TIMEOUT_MS;
     const lease = leases?.get(target.mac);
-    const hasIp = target.ip !== '';
+    // Only an address literal is asked: devLastIP is editable text, and a host name would make the
+    // socket ask the system resolver first.
+    const hasIp = isIP(target.ip) !== 0;
     const [mdns, netbios, ptr] = await Promise.all([
       config.NAME_MDNS && hasIp
         ? queryPtr({

@@ -67,6 +67,12 @@ describe('POST /device/<mac>/resolve-name', () => {
     });
     let res = await server.request('POST', '/device/02:00:00:00:03:02/resolve-name');
     assert.deepEqual(res.json, { success: true, name: '(unknown)', source: '', candidates: [] });
+    // devLastIP is editable text: a host name or garbage there is never asked (nor resolved).
+    for (const devLastIP of ['nas.lan', '-oops', '', '10.0.0.999']) {
+      await server.request('POST', '/device/02:00:00:00:03:02', { body: { devLastIP } });
+      res = await server.request('POST', '/device/02:00:00:00:03:02/resolve-name');
+      assert.deepEqual(res.json, { success: true, name: '(unknown)', source: '', candidates: [] }, devLastIP);
+    }
     res = await server.request('POST', '/device/02:00:00:00:03:09/resolve-name');
     assert.equal(res.status, 404);
     assert.equal(res.json.code, 'DEVICE_NOT_FOUND');
