@@ -128,11 +128,12 @@ describe('name sources on loopback', () => {
         NAME_CONCURRENCY: '2',
       }).lookup(targets);
       assert.equal(round.results.size, 10);
-      // Two silences in a row end it; a worker may have asked once more meanwhile.
+      // Two silences in a row end it. A worker may have asked once more meanwhile: that question
+      // ends with the round's give-up instead of waiting out its own timeout.
       assert.ok(silent.questions() <= 4, `${silent.questions()} questions`);
       const messages = round.errors.map((e) => e.message);
       assert.equal(messages.length, 2);
-      assert.match(messages[0] ?? '', /^the DNS server did not answer in time \([234] times\)$/);
+      assert.equal(messages[0], 'the DNS server did not answer in time (2 times)');
       assert.equal(
         messages[1],
         'the DNS server did not answer 2 questions in a row; reverse DNS skipped for the rest of the round',
