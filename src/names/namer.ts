@@ -134,7 +134,7 @@ export class DeviceNamer {
   async resolve(mac: string, now: Date): Promise<ResolveAnswer> {
     const before = this.devices.getName(mac);
     if (before === undefined) throw notFound(mac);
-    const round = await this.resolver.lookup([{ mac, ip: before.ip }]);
+    const round = await this.resolver.lookup([{ mac, ip: before.ip }], undefined, { everySource: true });
     const found = round.results.get(mac);
     const candidates = found?.candidates ?? [];
     this.lastLookup.set(mac, now.getTime());

@@ -103,8 +103,16 @@ export class NameResolver {
     return this.leases.configured || c.NAME_MDNS || c.NAME_NETBIOS || c.NAME_DNS;
   }
 
-  /** Looks the targets up (see the file comment). Never throws. */
-  async lookup(targets: readonly NameTarget[], parent?: AbortSignal): Promise<LookupRound> {
+  /**
+   * Looks the targets up (see the file comment). Never throws. A device whose DHCP lease names it
+   * is not asked over mDNS or NetBIOS (their names rank below DHCP's and could not win) unless
+   * `everySource` is set (resolve-name, which reports every source's answer).
+   */
+  async lookup(
+    targets: readonly NameTarget[],
+    parent?: AbortSignal,
+    options: { readonly everySource?: boolean } = {},
+  ): Promise<LookupRound> {
     // The round's own signal: every question in flight listens to it (up to three per device).
     const controller = new AbortController();
     const signal = controller.signal;
@@ -115,13 +123,17 @@ export class NameResolver {
     if (parent?.aborted) abort();
     parent?.addEventListener('abort', abort, { once: true });
     try {
-      return await this.round(targets, signal);
+      return await this.round(targets, signal, options.everySource ?? false);
     } finally {
       parent?.removeEventListener('abort', abort);
     }
   }
 
-  private async round(targets: readonly NameTarget[], signal: AbortSignal): Promise<LookupRound> {
+  private async round(
+    targets: readonly NameTarget[],
+    signal: AbortSignal,
+    everySource: boolean,
+  ): Promise<LookupRound> {
     const troubles = new Troubles();
     const snapshot = this.leases.configured ? await this.leases.read() : undefined;
     const results = new Map<string, DeviceNames>();
@@ -138,7 +150,8 @@ export class NameResolver {
       while (next < targets.length && !signal.aborted) {
         const target = targets[next++];
         if (target === undefined) break;
-        results.set(target.mac, await this.lookupOne(target, snapshot?.byMac, dns, troubles, signal));
+        const lease = snapshot?.byMac.get(target.mac);
+        results.set(target.mac, await this.lookupOne(target, lease, everySource, dns, troubles, signal));
       }
     };
     const workers = Math.min(this.options.config.NAME_CONCURRENCY, targets.length);
@@ -154,19 +167,21 @@ export class NameResolver {
 
   private async lookupOne(
     target: NameTarget,
-    leases: ReadonlyMap<string, Lease> | undefined,
+    lease: Lease | undefined,
+    everySource: boolean,
     dns: DnsRound,
     troubles: Troubles,
     signal?: AbortSignal,
   ): Promise<DeviceNames> {
     const { config } = this.options;
     const timeoutMs = config.NAME_TIMEOUT_MS;
-    const lease = leases?.get(target.mac);
     // Only an address literal is asked: devLastIP is editable text, and a host name would make the
     // socket ask the system resolver first.
     const hasIp = isIP(target.ip) !== 0;
+    // Reverse DNS is asked even then: it also gives devFQDN.
+    const askResponders = hasIp && (everySource || lease === undefined || lease.hostname === '');
     const [mdns, netbios, ptr] = await Promise.all([
-      config.NAME_MDNS && hasIp
+      config.NAME_MDNS && askResponders
         ? queryPtr({
             server: target.ip,
             port: this.options.testOnlyPorts?.mdns ?? 5353,
@@ -176,7 +191,7 @@ export class NameResolver {
             signal,
           })
         : undefined,
-      config.NAME_NETBIOS && hasIp && isIPv4(target.ip)
+      config.NAME_NETBIOS && askResponders && isIPv4(target.ip)
         ? queryNetbios({ ip: target.ip, port: this.options.testOnlyPorts?.netbios ?? 137, timeoutMs, signal })
         : undefined,
       config.NAME_DNS && hasIp && !dns.down ? this.reverseDns(target.ip, dns.abort.signal) : undefined,
