@@ -180,6 +180,27 @@ describe('naming in the scan cycle', () => {
     await s.stop();
   });
 
+  test('hostile lease content: a binary file is a warning; a name with control characters or 10 KB is never stored', async () => {
+    const { scanner: s, repository } = scanner();
+    // d's name is cleared by a person, so it can be named again.
+    await repository.write(() => repository.update(devices.d.mac, { devName: '' }));
+    writeFileSync(
+      leaseFile,
+      `0 ${devices.d.mac} ${devices.d.ip} evil\u001b[31m *\n0 ${devices.c.mac} ${devices.c.ip} ${'x'.repeat(10_240)} *\n`,
+    );
+    time += 2 * 60 * 60_000;
+    let summary = await s.runNow();
+    assert.deepEqual(summary.errors, []);
+    assert.equal(repository.getName(devices.d.mac)?.name, '', 'the control-character name is not stored');
+    assert.equal(repository.getName(devices.c.mac)?.name, 'c-laptop', 'the 10 KB name is not stored');
+    writeFileSync(leaseFile, Buffer.from([0x00, 0x01, 0xff, 0xfe, 0x0a, 0x00]));
+    time += 2 * 60 * 60_000;
+    summary = await s.runNow();
+    assert.deepEqual(summary.errors, []);
+    assert.match(summary.nameSourceErrors.map((e) => e.message).join('\n'), /binary content/);
+    await s.stop();
+  });
+
   test('a lease file that goes missing is a warning in the summary, never a failed cycle', async () => {
     const { scanner: s } = scanner();
     rmSync(leaseFile);
