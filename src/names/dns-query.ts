@@ -29,32 +29,42 @@ export interface PtrQuery {
   readonly signal?: AbortSignal;
 }
 
+/** A PTR question for `ip` as a DNS message with transaction id `id`. */
+export function ptrQuestion(id: number, ip: string, recursionDesired: boolean): Uint8Array {
+  return dnsPacket.encode({
+    type: 'query',
+    id,
+    flags: recursionDesired ? dnsPacket.RECURSION_DESIRED : 0,
+    questions: [{ type: 'PTR', class: 'IN', name: reverseName(ip) }],
+  });
+}
+
+/**
+ * The PTR target (trailing dot removed) an answer to question `id` about `ip` gives, '' for an
+ * answer without one (NXDOMAIN, no data), undefined when the datagram is not such an answer.
+ */
+export function ptrAnswer(datagram: Buffer, id: number, ip: string): string | undefined {
+  const name = reverseName(ip);
+  const packet = dnsPacket.decode(datagram);
+  if (packet.type !== 'response' || packet.id !== id) return undefined;
+  // Multicast-style answers may omit the question; when present it must be ours.
+  const question = packet.questions?.[0];
+  if (question !== undefined && question.name.toLowerCase() !== name) return undefined;
+  for (const answer of packet.answers ?? [])
+    if (answer.type === 'PTR' && answer.name.toLowerCase() === name && typeof answer.data === 'string')
+      return answer.data.replace(/\.$/, '');
+  return '';
+}
+
 /** The PTR target (as sent, trailing dot removed), '' for an answer without one (NXDOMAIN, no data). */
 export function queryPtr(query: PtrQuery): Promise<UdpOutcome<string>> {
   const id = randomInt(1, 65536);
-  const name = reverseName(query.ip);
-  const message = dnsPacket.encode({
-    type: 'query',
-    id,
-    flags: query.recursionDesired ? dnsPacket.RECURSION_DESIRED : 0,
-    questions: [{ type: 'PTR', class: 'IN', name }],
-  });
   return udpQuery({
     host: query.server,
     port: query.port,
-    message,
+    message: ptrQuestion(id, query.ip, query.recursionDesired),
     timeoutMs: query.timeoutMs,
     signal: query.signal,
-    accept: (datagram) => {
-      const packet = dnsPacket.decode(datagram);
-      if (packet.type !== 'response' || packet.id !== id) return undefined;
-      // Multicast-style answers may omit the question; when present it must be ours.
-      const question = packet.questions?.[0];
-      if (question !== undefined && question.name.toLowerCase() !== name) return undefined;
-      for (const answer of packet.answers ?? [])
-        if (answer.type === 'PTR' && answer.name.toLowerCase() === name && typeof answer.data === 'string')
-          return answer.data.replace(/\.$/, '');
-      return '';
-    },
+    accept: (datagram) => ptrAnswer(datagram, id, query.ip),
   });
 }

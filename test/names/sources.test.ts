@@ -13,7 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { NameResolver } from '../../src/names/resolver.js';
 import { nodeStatusRequest, parseNodeStatus, workstationName } from '../../src/names/netbios.js';
-import { reverseName } from '../../src/names/dns-query.js';
+import { ptrAnswer, ptrQuestion, reverseName } from '../../src/names/dns-query.js';
+import { hostPart } from '../../src/names/clean.js';
 import { startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
 import {
   mdnsAnswer,
@@ -142,6 +143,21 @@ describe('name sources on loopback', () => {
       await silent.close();
     }
   });
+});
+
+test('mDNS: the answer of a real Avahi to our unicast PTR question', () => {
+  const hex = readFileSync(new URL('../../../test/fixtures/names/mdns-avahi.hex', import.meta.url), 'utf8');
+  const answer = Buffer.from(hex.trim(), 'hex');
+  assert.equal(ptrAnswer(answer, 0x4e4b, '10.231.252.2'), 'kitchen-pi.local');
+  assert.equal(hostPart('kitchen-pi.local', true), 'kitchen-pi');
+  // Another transaction id, or an answer about another address, is not an answer to this question.
+  assert.equal(ptrAnswer(answer, 0x4e4c, '10.231.252.2'), undefined);
+  assert.equal(ptrAnswer(answer, 0x4e4b, '10.231.252.3'), undefined);
+  // Avahi's answer repeats our question (the reverse name, type PTR, class IN) byte for byte.
+  assert.deepEqual(
+    Buffer.from(ptrQuestion(0x4e4b, '10.231.252.2', false)).subarray(12),
+    answer.subarray(12, 12 + 31),
+  );
 });
 
 describe('NetBIOS node status', () => {
