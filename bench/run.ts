@@ -16,6 +16,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   console: () => import('./console.js'),
   mcp: () => import('./mcp.js'),
   soak: () => import('./soak.js'),
+  names: () => import('./names.js'),
 };
 
 const wanted = process.argv.slice(2);
