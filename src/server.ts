@@ -82,7 +82,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
   const compatStore = new SqliteCompatStore(db);
-  await app.register(compatRoutes, { store: compatStore, feed, bodyLimit: config.BODY_LIMIT });
+  await app.register(compatRoutes, { store: compatStore, feed, importBodyLimit: config.IMPORT_BODY_LIMIT });
   await app.register(newerCompatRoutes, { repository: devices, eventLog, store: compatStore });
 
   // Commands and temp files a killed predecessor left behind (normally there are none).

@@ -12,6 +12,8 @@
  * import would keep the `'`.
  */
 
+import { isUtf8 } from 'node:buffer';
+
 const guardedStart = /^[=+\-@'\t\r]/;
 const guardedValue = /^'[=+\-@'\t\r]/;
 
@@ -31,58 +33,158 @@ export function unguard(text: string): string {
   return guardedValue.test(text) ? text.slice(1) : text;
 }
 
-export interface CsvRecord {
-  /** 1 for the first row after the header, as NetAlertX numbers skipped lines. */
-  readonly line: number;
-  readonly fields: string[];
+/** A CSV that cannot be read; `line` is the row it is in (0 = the header, 1 = the first data row). */
+export class CsvError extends Error {
+  override name = 'CsvError';
+  constructor(
+    message: string,
+    readonly line: number,
+  ) {
+    super(message);
+  }
+}
+
+const quote = 0x22;
+const comma = 0x2c;
+const cr = 0x0d;
+const lf = 0x0a;
+const quoteByte = Buffer.from('"');
+
+/** The index of the next byte in `chunk` from `from` that ends an unquoted run, or its length. */
+function runEnd(chunk: Buffer, from: number): number {
+  for (let i = from; i < chunk.length; i++) {
+    const c = chunk[i];
+    if (c === quote || c === comma || c === cr || c === lf) return i;
+  }
+  return chunk.length;
 }
 
 /**
- * Parses CSV text into the header and the data rows. Quoted fields may hold commas, doubled quotes
- * and newlines; an unterminated quote is an error naming the row. Blank lines are ignored.
+ * Reads CSV bytes as they arrive (chunks of any size) and hands over each row as it completes, so
+ * that no body is held whole. Quoted fields may hold commas, doubled quotes and newlines; blank
+ * lines are ignored and not numbered. The parser works on bytes (every CSV syntax byte is ASCII, and
+ * no byte of a multi-byte UTF-8 character is), then decodes each field, so that a byte that is not
+ * UTF-8 is reported in the row that holds it. A row longer than `maxRowBytes` is an error: it
+ * bounds what one row (or an unclosed quote) can hold.
  */
-export function parseCsv(text: string): { header: string[]; records: CsvRecord[] } {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  let fieldStarted = false;
-  const input = text.startsWith('\uFEFF') ? text.slice(1) : text;
-  const endRow = (): void => {
-    if (fieldStarted || row.length > 0 || field !== '') row.push(field);
-    if (row.length > 0 && !(row.length === 1 && row[0] === '')) rows.push(row);
-    row = [];
-    field = '';
-    fieldStarted = false;
-  };
-  for (let i = 0; i < input.length; i++) {
-    const c = input.charAt(i);
-    if (quoted) {
-      if (c === '"') {
-        if (input[i + 1] === '"') {
-          field += '"';
+export class CsvReader {
+  private fields: string[] = [];
+  private parts: Buffer[] = [];
+  private rowBytes = 0;
+  private quoted = false;
+  private fieldStarted = false;
+  /** A quote was the last byte seen inside a quoted field: the next byte says "" or the end. */
+  private pendingQuote = false;
+  /** A CR ended the last row: an LF right after it belongs to it. */
+  private pendingCr = false;
+  /** Rows handed over: the number of the row being read (0 = the header). */
+  private row = 0;
+
+  constructor(
+    private readonly onRow: (fields: string[], line: number) => void,
+    private readonly maxRowBytes: number,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let i = 0;
+    const n = chunk.length;
+    while (i < n) {
+      if (this.quoted) {
+        if (this.pendingQuote) {
+          this.pendingQuote = false;
+          if (chunk[i] === quote) {
+            this.append(quoteByte);
+            i++;
+          } else this.quoted = false;
+          continue;
+        }
+        const next = chunk.indexOf(quote, i);
+        const end = next < 0 ? n : next;
+        this.append(chunk.subarray(i, end));
+        if (next >= 0) {
+          this.pendingQuote = true;
+          this.count(1);
+        }
+        i = end + 1;
+        continue;
+      }
+      const c = chunk[i];
+      if (this.pendingCr) {
+        this.pendingCr = false;
+        if (c === lf) {
           i++;
-        } else quoted = false;
-      } else field += c;
-      continue;
-    }
-    if (c === '"') {
-      quoted = true;
-      fieldStarted = true;
-    } else if (c === ',') {
-      row.push(field);
-      field = '';
-      fieldStarted = true;
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && input[i + 1] === '\n') i++;
-      endRow();
-    } else {
-      field += c;
-      fieldStarted = true;
+          continue;
+        }
+      }
+      if (c === quote) {
+        this.quoted = true;
+        this.fieldStarted = true;
+        this.count(1);
+        i++;
+      } else if (c === comma) {
+        this.endField();
+        this.fieldStarted = true;
+        this.count(1);
+        i++;
+      } else if (c === cr || c === lf) {
+        this.endRow();
+        this.pendingCr = c === cr;
+        i++;
+      } else {
+        const end = runEnd(chunk, i);
+        this.append(chunk.subarray(i, end));
+        this.fieldStarted = true;
+        i = end;
+      }
     }
   }
-  if (quoted) throw new RangeError(`a quoted field in row ${rows.length + 1} is never closed`);
-  endRow();
-  const [header = [], ...data] = rows;
-  return { header: header.map((h) => h.trim()), records: data.map((fields, i) => ({ line: i + 1, fields })) };
+
+  /** The end of the input: the last row, or the error of a quote never closed. */
+  end(): void {
+    if (this.quoted && !this.pendingQuote)
+      throw new CsvError(`${describeLine(this.row)} has a quoted field that is never closed`, this.row);
+    this.quoted = false;
+    this.pendingQuote = false;
+    this.endRow();
+  }
+
+  private count(bytes: number): void {
+    this.rowBytes += bytes;
+    if (this.rowBytes > this.maxRowBytes)
+      throw new CsvError(
+        `${describeLine(this.row)} is longer than ${this.maxRowBytes} bytes (is a quote never closed?)`,
+        this.row,
+      );
+  }
+
+  private append(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    this.count(bytes.length);
+    this.parts.push(bytes);
+  }
+
+  private endField(): void {
+    const [only] = this.parts;
+    const bytes = this.parts.length === 1 && only !== undefined ? only : Buffer.concat(this.parts);
+    this.parts = [];
+    if (!isUtf8(bytes)) throw new CsvError(`${describeLine(this.row)} is not UTF-8 text`, this.row);
+    let text = bytes.toString('utf8');
+    if (this.row === 0 && this.fields.length === 0 && text.startsWith('\uFEFF')) text = text.slice(1);
+    this.fields.push(text);
+  }
+
+  private endRow(): void {
+    if (this.fieldStarted || this.fields.length > 0 || this.parts.length > 0) this.endField();
+    const fields = this.fields;
+    this.fields = [];
+    this.fieldStarted = false;
+    this.rowBytes = 0;
+    if (fields.length === 0 || (fields.length === 1 && fields[0] === '')) return;
+    this.onRow(fields, this.row++);
+  }
+}
+
+/** "the header" or "line N" (N = 1 for the first row after the header, as NetAlertX numbers). */
+export function describeLine(line: number): string {
+  return line === 0 ? 'the header (line 0)' : `line ${line}`;
 }
