@@ -86,8 +86,8 @@ function parseFormat(raw: string | undefined): 'csv' | 'json' {
   throw badRequest('format must be csv or json.', 'INVALID_FORMAT');
 }
 
-/** A device row is at most ~330 KB of text (section 4's bounds): a longer row is not a device. */
-const maxImportRowBytes = 1024 * 1024;
+/** A device row is at most ~330 K characters (the fields' bounds): a longer row is not a device. */
+const maxImportRowChars = 1024 * 1024;
 /** More lines skipped than this: the file is not a device CSV, and the import is refused whole. */
 const maxSkippedLines = 1000;
 
@@ -105,7 +105,7 @@ function csvInvalid(message: string): ApiError {
 /**
  * Reads the CSV's rows, as they arrive, into devices to upsert. A row that cannot be taken (a wrong
  * number of fields, no valid MAC, a MAC seen before) is skipped with its reason, as NetAlertX skips
- * it; a CSV that cannot be read (not UTF-8, a quote never closed, a row over 1 MiB, no devMac in the
+ * it; a CSV that cannot be read (not UTF-8, a quote never closed, a row over 1 Mi characters, no devMac in the
  * header, more than 1000 skipped lines) is a 400 naming its first bad line. Nothing is written
  * until the whole CSV has been read.
  */
@@ -198,7 +198,7 @@ function csvBytes(request: FastifyRequest, limit: number): AsyncIterable<Buffer>
 /** Reads the whole import body through the CSV reader into a plan; writes nothing. */
 async function planImport(request: FastifyRequest, limit: number): Promise<ImportPlan> {
   const planner = new ImportPlanner();
-  const reader = new CsvReader(planner.row, maxImportRowBytes);
+  const reader = new CsvReader(planner.row, maxImportRowChars);
   try {
     for await (const bytes of csvBytes(request, limit)) reader.push(bytes);
     reader.end();
