@@ -9,24 +9,22 @@
  * limit): the answer then goes out and the connection closes (src/http/connection.ts).
  */
 import type { Readable } from 'node:stream';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../errors.js';
 
-function invalid(message: string, code = 'IMPORT_BODY_INVALID'): ApiError {
-  return ApiError.badRequest(message, code);
+function invalid(message: string, code = 'IMPORT_BODY_INVALID'): DomainError {
+  return new DomainError('invalid', message, { code });
 }
 
-/** The request's chunks, 413 as soon as they pass `limit` bytes (at once when Content-Length does). */
+/**
+ * The request's chunks; `tooLarge()` is thrown as soon as they pass `limit` bytes (at once when
+ * Content-Length says they will).
+ */
 export async function* limitedChunks(
   body: Readable,
   limit: number,
   contentLength: string | undefined,
+  tooLarge: () => Error,
 ): AsyncGenerator<Buffer> {
-  const tooLarge = (): ApiError =>
-    new ApiError(
-      413,
-      'Payload Too Large',
-      `The request body is larger than the limit of ${limit} bytes (IMPORT_BODY_LIMIT).`,
-    );
   if (contentLength !== undefined && Number(contentLength) > limit) throw tooLarge();
   let total = 0;
   for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
@@ -115,8 +113,8 @@ export async function* multipartPart(
 }
 
 const shape = 'The body is {"content": "<base64 CSV>"} or a multipart part named \'file\'.';
-const notJson = (): ApiError => invalid('The request body is not valid JSON.', 'INVALID_JSON');
-const notBase64 = (): ApiError => invalid("Field 'content' is not base64.");
+const notJson = (): DomainError => invalid('The request body is not valid JSON.', 'INVALID_JSON');
+const notBase64 = (): DomainError => invalid("Field 'content' is not base64.");
 /** Base64 characters decoded at a time (a multiple of 4). */
 const decodeBatch = 256 * 1024;
 const jsonSpace = /^[ \t\r\n]$/;

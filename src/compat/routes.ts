@@ -184,7 +184,17 @@ function csvBytes(request: FastifyRequest, limit: number): AsyncIterable<Buffer>
       'IMPORT_BODY_INVALID',
     );
   const contentType = request.headers['content-type'] ?? '';
-  const chunks = limitedChunks(body, limit, request.headers['content-length']);
+  const chunks = limitedChunks(
+    body,
+    limit,
+    request.headers['content-length'],
+    () =>
+      new ApiError(
+        413,
+        'Payload Too Large',
+        `The request body is larger than the limit of ${limit} bytes (IMPORT_BODY_LIMIT).`,
+      ),
+  );
   const media = contentType.split(';')[0]?.trim().toLowerCase();
   if (media === 'multipart/form-data') return multipartPart(chunks, contentType, 'file');
   if (media === 'application/json') return jsonBase64Content(chunks);
