@@ -12,6 +12,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   nettools: () => import('./nettools.js'),
   alerts: () => import('./alerts.js'),
   import: () => import('./import.js'),
+  csv: () => import('./csv.js'),
   live: () => import('./live.js'),
   console: () => import('./console.js'),
   mcp: () => import('./mcp.js'),

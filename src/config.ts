@@ -198,6 +198,11 @@ export const variables = {
     oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
   ),
   BODY_LIMIT: spec('65536', 'Largest request body in bytes (413 above it).', integer(1024, 16 * 1024 * 1024)),
+  IMPORT_BODY_LIMIT: spec(
+    '67108864',
+    'Largest body of POST /devices/import in bytes (413 above it), read as it arrives; every other route keeps BODY_LIMIT.',
+    integer(1024, 1024 * 1024 * 1024),
+  ),
   REQUEST_TIMEOUT_MS: spec(
     '30000',
     'Time to receive a whole request, headers and body (408 after it; answers are not limited).',

@@ -94,7 +94,12 @@ export async function createServer(
   await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
   const compatStore = new SqliteCompatStore(db);
-  await app.register(compatRoutes, { store: compatStore, devices, feed, bodyLimit: config.BODY_LIMIT });
+  await app.register(compatRoutes, {
+    store: compatStore,
+    devices,
+    feed,
+    importBodyLimit: config.IMPORT_BODY_LIMIT,
+  });
   await app.register(newerCompatRoutes, { repository: devices, eventLog, store: compatStore });
 
   // Commands and temp files a killed predecessor left behind (normally there are none).

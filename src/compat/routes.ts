@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ChangeFeed } from '../events.js';
 import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
@@ -21,8 +21,8 @@ import { periodNames } from '../devices/params.js';
 import { periodStart, type Period } from '../time.js';
 import { stringEnum } from '../enum-schema.js';
 import { macPattern, normalizeMac } from '../validation.js';
-import { csvLine, parseCsv, unguard } from './csv.js';
-import { extractMultipartFile } from './multipart.js';
+import { csvLine, CsvError, CsvReader, unguard } from './csv.js';
+import { jsonBase64Content, limitedChunks, multipartPart } from './import-body.js';
 import type { ByStatusGroup, CompatStore, EventCursor, ImportedDevice } from './store.js';
 
 export interface CompatRoutesOptions {
@@ -30,8 +30,8 @@ export interface CompatRoutesOptions {
   /** The status counters, as the device store keeps them (the numbers of GET /devices/totals). */
   readonly devices: Pick<DeviceRepository, 'totals'>;
   readonly feed?: ChangeFeed;
-  /** BODY_LIMIT: also the limit of a multipart upload. */
-  readonly bodyLimit: number;
+  /** IMPORT_BODY_LIMIT: the largest body of POST /devices/import (JSON or multipart). */
+  readonly importBodyLimit: number;
 }
 
 const tags = ['netalertx'];
@@ -89,32 +89,10 @@ function parseFormat(raw: string | undefined): 'csv' | 'json' {
   throw badRequest('format must be csv or json.', 'INVALID_FORMAT');
 }
 
-/** The CSV text of an import request: JSON `{content: base64}` or a multipart `file` part. */
-function csvText(body: unknown, contentType: string | undefined): string {
-  let bytes: Buffer;
-  if (Buffer.isBuffer(body)) {
-    const file = extractMultipartFile(body, contentType ?? '', 'file');
-    if (file === undefined)
-      throw badRequest("The multipart body has no part named 'file'.", 'IMPORT_BODY_INVALID');
-    bytes = file;
-  } else {
-    const content = (body as { content?: unknown } | undefined)?.content;
-    if (typeof content !== 'string')
-      throw badRequest(
-        'Send the CSV as JSON {"content": "<base64>"} or as a multipart part named \'file\'.',
-        'IMPORT_BODY_INVALID',
-      );
-    const compact = content.replace(/\s/g, '');
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1)
-      throw badRequest("Field 'content' is not base64.", 'IMPORT_BODY_INVALID');
-    bytes = Buffer.from(compact, 'base64');
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw badRequest('The CSV is not UTF-8 text.', 'IMPORT_BODY_INVALID');
-  }
-}
+/** A device row is at most ~330 K characters (the fields' bounds): a longer row is not a device. */
+const maxImportRowChars = 1024 * 1024;
+/** More lines skipped than this: the file is not a device CSV, and the import is refused whole. */
+const maxSkippedLines = 1000;
 
 interface ImportPlan {
   readonly devices: ImportedDevice[];
@@ -123,28 +101,54 @@ interface ImportPlan {
   readonly ignored: string[];
 }
 
-/** Reads the CSV into devices to upsert; a row that cannot be taken is skipped with its reason. */
-function planImport(text: string): ImportPlan {
-  let parsed: ReturnType<typeof parseCsv>;
-  try {
-    parsed = parseCsv(text);
-  } catch (err) {
-    throw badRequest(`The CSV cannot be read: ${(err as Error).message}.`, 'IMPORT_CSV_INVALID');
+function csvInvalid(message: string): ApiError {
+  return badRequest(`The CSV cannot be read: ${message}.`, 'IMPORT_CSV_INVALID');
+}
+
+/**
+ * Reads the CSV's rows, as they arrive, into devices to upsert. A row that cannot be taken (a wrong
+ * number of fields, no valid MAC, a MAC seen before) is skipped with its reason, as NetAlertX skips
+ * it; a CSV that cannot be read (not UTF-8, a quote never closed, a row over 1 Mi characters, no devMac in the
+ * header, more than 1000 skipped lines) is a 400 naming its first bad line. Nothing is written
+ * until the whole CSV has been read.
+ */
+class ImportPlanner {
+  readonly plan: ImportPlan = { devices: [], skipped: [], notes: [], ignored: [] };
+  private header: string[] = [];
+  private columns = new Map<string, string>();
+  private readonly seen = new Map<string, number>();
+
+  readonly row = (fields: string[], line: number): void => {
+    if (line === 0) this.readHeader(fields);
+    else this.readRecord(fields, line);
+  };
+
+  private readHeader(fields: string[]): void {
+    this.header = fields.map((h) => h.trim());
+    if (!this.header.includes('devMac'))
+      throw csvInvalid(
+        `the header (line 0) has no devMac column; its columns must be device fields (${storedNames.join(', ')})`,
+      );
+    this.columns = new Map(this.header.filter((name) => fieldsByName.has(name)).map((name) => [name, name]));
+    this.plan.ignored.push(...this.header.filter((name) => !fieldsByName.has(name)));
   }
-  const { header, records } = parsed;
-  if (!header.includes('devMac'))
-    throw badRequest(
-      `The CSV header has no devMac column; its columns must be device fields (${storedNames.join(', ')}).`,
-      'IMPORT_CSV_INVALID',
-    );
-  const columns = new Map(header.filter((name) => fieldsByName.has(name)).map((name) => [name, name]));
-  const ignored = header.filter((name) => !fieldsByName.has(name));
-  const plan: ImportPlan = { devices: [], skipped: [], notes: [], ignored };
-  const seen = new Map<string, number>();
-  for (const { line, fields } of records) {
+
+  private skip(line: number, reason: string): void {
+    const { skipped } = this.plan;
+    if (skipped.length >= maxSkippedLines) {
+      const [firstBad] = skipped;
+      throw csvInvalid(
+        `more than ${maxSkippedLines} lines are not devices; the first is line ${firstBad?.line ?? line} (${firstBad?.reason ?? reason})`,
+      );
+    }
+    skipped.push({ line, reason });
+  }
+
+  private readRecord(fields: string[], line: number): void {
+    const { header, columns, plan } = this;
     if (fields.length !== header.length) {
-      plan.skipped.push({ line, reason: `${fields.length} fields where the header has ${header.length}` });
-      continue;
+      this.skip(line, `${fields.length} fields where the header has ${header.length}`);
+      return;
     }
     const row: Record<string, string> = {};
     header.forEach((name, i) => {
@@ -152,15 +156,15 @@ function planImport(text: string): ImportPlan {
     });
     const converted = convertDevice(row, columns, csvTimes);
     if (!converted.ok) {
-      plan.skipped.push({ line, reason: converted.reason });
-      continue;
+      this.skip(line, converted.reason);
+      return;
     }
-    const first = seen.get(converted.mac);
+    const first = this.seen.get(converted.mac);
     if (first !== undefined) {
-      plan.skipped.push({ line, reason: `same MAC as line ${first}` });
-      continue;
+      this.skip(line, `same MAC as line ${first}`);
+      return;
     }
-    seen.set(converted.mac, line);
+    this.seen.set(converted.mac, line);
     for (const note of converted.notes) plan.notes.push({ line, note });
     const { devGUID, ...rest } = converted.columns;
     const changes: Record<string, DbValue> = {};
@@ -172,21 +176,54 @@ function planImport(text: string): ImportPlan {
       guid: typeof devGUID === 'string' ? devGUID : undefined,
     });
   }
-  return plan;
+}
+
+/** The CSV bytes of an import body: a multipart part named `file`, or JSON `{content: base64}`. */
+function csvBytes(request: FastifyRequest, limit: number): AsyncIterable<Buffer> {
+  const body: unknown = request.body;
+  if (!(body instanceof Readable))
+    throw badRequest(
+      'Send the CSV as JSON {"content": "<base64>"} or as a multipart part named \'file\'.',
+      'IMPORT_BODY_INVALID',
+    );
+  const contentType = request.headers['content-type'] ?? '';
+  const chunks = limitedChunks(
+    body,
+    limit,
+    request.headers['content-length'],
+    () =>
+      new ApiError(
+        413,
+        'Payload Too Large',
+        `The request body is larger than the limit of ${limit} bytes (IMPORT_BODY_LIMIT).`,
+      ),
+  );
+  const media = contentType.split(';')[0]?.trim().toLowerCase();
+  if (media === 'multipart/form-data') return multipartPart(chunks, contentType, 'file');
+  if (media === 'application/json') return jsonBase64Content(chunks);
+  throw new ApiError(
+    415,
+    'Unsupported Media Type',
+    'POST /devices/import takes application/json {"content": "<base64>"} or multipart/form-data.',
+  );
+}
+
+/** Reads the whole import body through the CSV reader into a plan; writes nothing. */
+async function planImport(request: FastifyRequest, limit: number): Promise<ImportPlan> {
+  const planner = new ImportPlanner();
+  const reader = new CsvReader(planner.row, maxImportRowChars);
+  try {
+    for await (const bytes of csvBytes(request, limit)) reader.push(bytes);
+    reader.end();
+  } catch (err) {
+    if (err instanceof CsvError) throw csvInvalid(err.message);
+    throw err;
+  }
+  return planner.plan;
 }
 
 export default async function compatRoutes(app: App, opts: CompatRoutesOptions): Promise<void> {
   const { store, feed, devices } = opts;
-
-  // Multipart uploads for POST /devices/import only (this plugin's scope), as raw bytes within the
-  // same body limit as JSON.
-  app.addContentTypeParser(
-    'multipart/form-data',
-    { parseAs: 'buffer', bodyLimit: opts.bodyLimit },
-    (_r, body, done) => {
-      done(null, body);
-    },
-  );
 
   const statusParam = Type.Optional(
     stringEnum(
@@ -294,48 +331,45 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     async (request, reply) => sendExport(reply, parseFormat(request.params.format)),
   );
 
-  app.post(
-    '/devices/import',
-    {
-      schema: {
-        tags,
-        summary:
-          'Upsert devices by MAC from a CSV with a header of device fields (JSON {content: base64} or multipart file). Never deletes.',
-        response: { 200: ImportResult, 400: ErrorRef, 403: ErrorRef, 413: ErrorRef, 415: ErrorRef },
+  // POST /devices/import in a scope of its own: its body (up to IMPORT_BODY_LIMIT, not BODY_LIMIT)
+  // reaches the handler as the request stream, which reads it as it arrives. Auth (an onRequest
+  // hook) has run before any of it is read.
+  await app.register(async (scope: App) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => {
+      done(null, payload);
+    });
+    scope.post(
+      '/devices/import',
+      {
+        schema: {
+          tags,
+          summary:
+            'Upsert devices by MAC from a CSV with a header of device fields (JSON {content: base64} or multipart file), read as it arrives, up to IMPORT_BODY_LIMIT. Never deletes; writes nothing unless the whole CSV can be read.',
+          response: { 200: ImportResult, 400: ErrorRef, 403: ErrorRef, 413: ErrorRef, 415: ErrorRef },
+        },
       },
-    },
-    async (request) => {
-      const body: unknown = request.body;
-      if (!Buffer.isBuffer(body)) {
-        // The JSON form is checked by hand: the same route also takes multipart bytes.
-        const problem = typeof body !== 'object' || body === null || Array.isArray(body);
-        const extra = problem ? [] : Object.keys(body).filter((k) => k !== 'content');
-        if (problem || extra.length > 0)
-          throw badRequest(
-            extra.length > 0
-              ? `unknown field '${extra[0]}'; the body is {"content": "<base64 CSV>"}.`
-              : 'The body is {"content": "<base64 CSV>"} or a multipart part named \'file\'.',
-            'IMPORT_BODY_INVALID',
-          );
-      }
-      const plan = planImport(csvText(body, request.headers['content-type']));
-      const { inserted, updated } = store.importDevices(
-        plan.devices,
-        new Date().toISOString().slice(0, 19).replace('T', ' '),
-      );
-      // One change for the whole import, however many devices: a stream client gets one message.
-      if (inserted.length + updated.length > 0) feed?.publish('devices', { created: inserted, updated });
-      return {
-        success: true as const,
-        inserted: inserted.length,
-        updated: updated.length,
-        skipped_lines: plan.skipped.map((s) => s.line),
-        skipped: plan.skipped,
-        ignored_columns: plan.ignored,
-        notes: plan.notes,
-      };
-    },
-  );
+      async (request) => {
+        const plan = await planImport(request, opts.importBodyLimit);
+        // One transaction for the whole import.
+        const { inserted, updated } = store.importDevices(
+          plan.devices,
+          new Date().toISOString().slice(0, 19).replace('T', ' '),
+        );
+        // One change for the whole import, however many devices: a stream client gets one message.
+        if (inserted.length + updated.length > 0) feed?.publish('devices', { created: inserted, updated });
+        return {
+          success: true as const,
+          inserted: inserted.length,
+          updated: updated.length,
+          skipped_lines: plan.skipped.map((s) => s.line),
+          skipped: plan.skipped,
+          ignored_columns: plan.ignored,
+          notes: plan.notes,
+        };
+      },
+    );
+  });
 
   app.get(
     '/events',

@@ -67,7 +67,10 @@ describe('NetAlertX endpoints', () => {
   let server: TestServer;
 
   before(async () => {
-    server = await TestServer.start({ env: { CORS_ORIGINS: 'http://homer.lan:8080,https://dash.example' } });
+    server = await TestServer.start({
+      // IMPORT_BODY_LIMIT small here, to reach it cheaply (the 64 MiB default: import-big.test.ts).
+      env: { CORS_ORIGINS: 'http://homer.lan:8080,https://dash.example', IMPORT_BODY_LIMIT: '100000' },
+    });
     await seed(server);
   });
   after(async () => {
@@ -207,15 +210,32 @@ describe('NetAlertX endpoints', () => {
       assert.equal(bad.status, 400, JSON.stringify(body));
       assert.match(String(bad.json.message), message);
     }
+    // Over BODY_LIMIT (65536) but within IMPORT_BODY_LIMIT: read, and refused for what it holds.
+    const overBodyLimit = await server.request('POST', '/devices/import', {
+      body: { content: Buffer.alloc(60_000, 'a').toString('base64') },
+    });
+    assert.deepEqual([overBodyLimit.status, overBodyLimit.json.code], [400, 'IMPORT_CSV_INVALID']);
+    assert.match(String(overBodyLimit.json.message), /header \(line 0\) has no devMac column/);
     const big = await server.request('POST', '/devices/import', {
-      body: { content: Buffer.alloc(70_000, 'a').toString('base64') },
+      body: { content: Buffer.alloc(120_000, 'a').toString('base64') },
     });
     assert.equal(big.status, 413);
+    assert.match(String(big.json.message), /limit of 100000 bytes \(IMPORT_BODY_LIMIT\)/);
     const bigMultipart = await server.request('POST', '/devices/import', {
-      rawBody: `--${boundary}\r\n${'x'.repeat(70_000)}`,
+      rawBody: `--${boundary}\r\n${'x'.repeat(120_000)}`,
       contentType: `multipart/form-data; boundary=${boundary}`,
     });
     assert.equal(bigMultipart.status, 413);
+    const otherType = await server.request('POST', '/devices/import', {
+      rawBody: csv,
+      contentType: 'text/csv',
+    });
+    assert.equal(otherType.status, 415);
+    // Every other route keeps BODY_LIMIT.
+    const otherRoute = await server.request('POST', '/devices/by-status', {
+      body: { status: 'x'.repeat(70_000) },
+    });
+    assert.equal(otherRoute.status, 413);
     const noAuth = await server.request('POST', '/devices/import', {
       body: { content: 'YQ==' },
       token: null,
