@@ -91,6 +91,7 @@ export const osTools = {
   'systemd-analyze': 'systemd', // verifies the shipped systemd unit
   sqlite3: 'sqlite3', // tests write rows as another process would
   setcap: 'libcap2-bin', // non-root tests give tool copies file capabilities; getcap reads them at start
+  dnsmasq: 'dnsmasq-base', // the rogue DHCP server of the security watch's tests (never the service package)
 };
 
 function onPath(command) {

@@ -169,7 +169,7 @@ export const variables = {
   SHUTDOWN_TIMEOUT_MS: spec('10000', 'How long SIGTERM waits for requests in flight.', integer(0, 600_000)),
   TOOL_PATH: spec(
     '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    'Directories searched once at start for nmap, traceroute, nslookup, speedtest-cli and arp-scan.',
+    'Directories searched once at start for nmap, traceroute, nslookup, speedtest-cli, arp-scan and ip.',
     text,
   ),
   TOOL_CONCURRENCY: spec('4', 'Tool commands that may run at once.', integer(1, 64)),
@@ -220,7 +220,7 @@ export const variables = {
   INTERNETINFO_TIMEOUT_MS: spec('10000', 'internetinfo time limit.', integer(100, 600_000)),
   SCAN_SUBNETS: spec(
     '',
-    'Presence scanning: comma-separated cidr@interface list. Empty: scanning off.',
+    'Presence scanning: comma-separated cidr@interface[@gateway] list (the gateway the security watch checks; default from the routes). Empty: scanning off.',
     text,
   ),
   SCAN_INTERVAL: spec('300', 'Seconds between the starts of presence scan cycles.', integer(5, 86_400)),
@@ -253,7 +253,7 @@ export const variables = {
   HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
   NOTIFY_EVENTS: spec(
     'all',
-    'Scan event types that may be notified: all, or a comma-separated list (New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed).',
+    `Scan event types that may be notified: all, or a comma-separated list (${eventTypes.join(', ')}).`,
     eventTypeList,
   ),
   NOTIFY_MAX_ATTEMPTS: spec(

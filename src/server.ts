@@ -33,6 +33,9 @@ import { interfaceProblem } from './scanner/link.js';
 import scanRoutes from './scanner/routes.js';
 import { HistoryRetention } from './scanner/retention.js';
 import { Scanner } from './scanner/scanner.js';
+import { WatchStore } from './devices/watch-store.js';
+import { SecurityCycleWatch } from './watch/cycle.js';
+import type { WatchRunTool } from './watch/tool.js';
 
 export interface Server {
   readonly app: App;
@@ -116,6 +119,10 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   });
   await app.register(notificationsRoutes, { alerts });
 
+  // The security watch's commands: same runner; its scheduled scans run as background work.
+  const watchRunTool: WatchRunTool = (tool, args, { timeoutMs, signal, background }) =>
+    runner.run({ tool, args, timeoutMs, signal, background, allowNonZeroExit: true });
+  const watchStore = new WatchStore(db);
   const scanner = new Scanner({
     devices,
     config,
@@ -125,6 +132,11 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
     notifications: alerts.outbox,
+    watch: new SecurityCycleWatch({
+      store: watchStore,
+      runTool: watchRunTool,
+      logger: logger.child({ component: 'watch' }),
+    }),
   });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
 

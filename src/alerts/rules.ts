@@ -6,7 +6,9 @@
  * - NOTIFY_EVENTS narrows all of this globally (a type it does not list is never notified);
  * - devSkipRepeated = N hours > 0: an event less than N hours after the device's previous *sent*
  *   notification (devLastNotification) is recorded as skipped instead of sent. New Device and
- *   Device Down are never skipped: they are the two messages nobody wants to miss. A
+ *   Device Down are never skipped: they are the two messages nobody wants to miss.
+ * - the security watch's types (IP Conflict, Gateway Changed, Ports Changed, Rogue DHCP) always,
+ *   whatever the device's flags, and never skipped: a device's owner cannot silence an attack on it. A
  *   devLastNotification in the future (clock set back) counts as within the window.
  */
 import type { EventType } from '../scanner/state-machine.js';
@@ -30,12 +32,21 @@ export interface RuleOptions {
 /** `notify`: send it; `skip`: record it as skipped; `ignore`: not a notification at all. */
 export type Decision = 'notify' | 'skip' | 'ignore';
 
-const neverSkipped: ReadonlySet<EventType> = new Set<EventType>(['New Device', 'Device Down']);
+const securityTypes: readonly EventType[] = ['IP Conflict', 'Gateway Changed', 'Ports Changed', 'Rogue DHCP'];
+const neverSkipped: ReadonlySet<EventType> = new Set<EventType>([
+  'New Device',
+  'Device Down',
+  ...securityTypes,
+]);
 
 /** Whether the device's flags ask for this event type at all. */
 function wanted(type: EventType, settings: AlertSettings): boolean {
   switch (type) {
     case 'New Device':
+    case 'IP Conflict':
+    case 'Gateway Changed':
+    case 'Ports Changed':
+    case 'Rogue DHCP':
       return true;
     case 'Device Down':
     case 'Down Reconnected':

@@ -88,6 +88,14 @@ export const storedFields: readonly StoredField[] = [
   field('devSourcePlugin', 'text', '', 'Plugin or scanner that discovered the device.'),
   field('devCustomProps', 'json', [], 'Custom properties: a JSON array of objects.'),
   field('devFQDN', 'text', '', 'Fully qualified domain name.'),
+  field(
+    'devWatchPorts',
+    'flag',
+    0,
+    'The port watch scans this device (nmap -F every PORT_WATCH_MINUTES) and reports opened and closed ports.',
+    true,
+    7,
+  ),
 ];
 
 /** Fields computed on GET, never stored; a client may echo them back and they are ignored. */

@@ -15,6 +15,11 @@ export const eventTypes = [
   'Device Down',
   'Down Reconnected',
   'IP Changed',
+  // The security watch's (DESIGN section 14): notified whatever the device's alert flags.
+  'IP Conflict',
+  'Gateway Changed',
+  'Ports Changed',
+  'Rogue DHCP',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 
@@ -48,10 +53,12 @@ export const EventSchema = Type.Object(
     eve_IP: Type.String({ description: 'IP address at the time of the event.' }),
     eve_DateTime: time('When it happened (UTC).'),
     eve_EventType: Type.String({
-      description:
-        'New Device, Connected, Disconnected, Device Down, Down Reconnected or IP Changed (other text from imported data is returned as stored).',
+      description: `${eventTypes.join(', ')} (other text from imported data is returned as stored).`,
     }),
-    eve_AdditionalInfo: Type.String({ description: 'IP Changed: the previous IP address.' }),
+    eve_AdditionalInfo: Type.String({
+      description:
+        'IP Changed: the previous IP address; IP Conflict, Gateway Changed, Ports Changed, Rogue DHCP: what was seen (docs/security-watch.md).',
+    }),
     eve_PendingAlertEmail: Type.Integer({ description: '1 while an alert for this event is pending.' }),
   },
   { $id: 'DeviceEvent', additionalProperties: false },

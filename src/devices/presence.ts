@@ -5,8 +5,9 @@
  */
 import type { DeviceJson } from './catalogue.js';
 
-export type EventType =
-  'New Device' | 'Connected' | 'Disconnected' | 'Device Down' | 'Down Reconnected' | 'IP Changed';
+import type { EventType } from './history.js';
+
+export type { EventType } from './history.js';
 
 /** Why the device is absent, remembered until it comes back (decides Connected vs Down Reconnected). */
 export type AbsenceEvent = 'Disconnected' | 'Device Down';

@@ -60,6 +60,20 @@ export interface ScannerOptions {
    * that the cycle and its notifications are stored together or not at all.
    */
   readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
+  /** The security watch's step of each cycle (src/watch/cycle.ts); none: no watch. */
+  readonly watch?: CycleWatch;
+}
+
+/**
+ * A narrow hook for the security watch (DESIGN section 14): it sees each cycle's raw discovery
+ * results (duplicate answers included) and adds events to the cycle's plan; its own writes run in
+ * the cycle's transaction, so the cycle, the watch's memory and the notifications commit together.
+ */
+export interface CycleWatch {
+  /** Before discovery, asynchronously (the subnets' gateways from the kernel's routes). Never throws. */
+  prepare(subnets: readonly ScanSubnet[], signal: AbortSignal): Promise<void>;
+  /** In the cycle's synchronous section, after the state machine: events, and the writes to make. */
+  plan(results: readonly SubnetResult[], now: Date): { events: readonly PlannedEvent[]; write(): void };
 }
 
 /** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
@@ -191,6 +205,7 @@ export class Scanner {
     this.abort = controller;
     const errors: string[] = [];
     const results: SubnetResult[] = [];
+    await this.options.watch?.prepare(this.subnets, controller.signal);
     for (const subnet of this.subnets) {
       if (controller.signal.aborted) {
         errors.push('the cycle was aborted (shutdown)');
@@ -214,17 +229,23 @@ export class Scanner {
         // Load, plan and apply run synchronously, so no API write can slip in between them.
         const known = this.store.loadState();
         const now = this.now();
-        const plan = planCycle({
+        const presencePlan = planCycle({
           known,
           observations,
           missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
           now,
         });
+        const watched = this.options.watch?.plan(results, now);
+        const plan = watched
+          ? { ...presencePlan, events: [...presencePlan.events, ...watched.events] }
+          : presencePlan;
         const notifications = this.options.notifications;
-        this.store.apply(
-          plan,
-          notifications && { beforeCommit: () => notifications.record(plan.events, now) },
-        );
+        this.store.apply(plan, {
+          beforeCommit: () => {
+            watched?.write();
+            notifications?.record(plan.events, now);
+          },
+        });
         newDevices = plan.counts.newDevices;
         this.options.logger.info({ event: 'scan-cycle', ...plan.counts }, 'scan cycle applied');
         this.options.feed?.publish('scan-applied', {

@@ -21,6 +21,10 @@ const needs: Record<EventType, 'none' | 'down' | 'events'> = {
   Connected: 'events',
   Disconnected: 'events',
   'IP Changed': 'events',
+  'IP Conflict': 'none',
+  'Gateway Changed': 'none',
+  'Ports Changed': 'none',
+  'Rogue DHCP': 'none',
 };
 
 describe('alert rules', () => {
@@ -79,8 +83,16 @@ describe('alert rules', () => {
         );
   });
 
-  test('New Device and Device Down are never skipped', () => {
-    for (const type of ['New Device', 'Device Down'] as const)
+  test('New Device, Device Down and the security watch types are never skipped', () => {
+    const never = [
+      'New Device',
+      'Device Down',
+      'IP Conflict',
+      'Gateway Changed',
+      'Ports Changed',
+      'Rogue DHCP',
+    ] as const;
+    for (const type of never)
       assert.equal(
         decide(
           type,
