@@ -235,6 +235,11 @@ export const variables = {
     oneOf('auto', 'arp-scan', 'nmap'),
   ),
   SCAN_TIMEOUT_MS: spec('120000', 'Time limit of one subnet discovery command.', integer(1000, 3_600_000)),
+  PORT_WATCH_MINUTES: spec(
+    '360',
+    'Security watch: minutes between port scans (nmap -F) of present devices with devWatchPorts; 0: off.',
+    integer(0, 525_600),
+  ),
   SSE_KEEPALIVE_MS: spec(
     '15000',
     'Interval of the comment line that keeps event streams open through proxies.',

@@ -35,6 +35,8 @@ import { HistoryRetention } from './scanner/retention.js';
 import { Scanner } from './scanner/scanner.js';
 import { WatchStore } from './devices/watch-store.js';
 import { SecurityCycleWatch } from './watch/cycle.js';
+import { PortWatch } from './watch/ports.js';
+import watchRoutes from './watch/routes.js';
 import type { WatchRunTool } from './watch/tool.js';
 
 export interface Server {
@@ -48,6 +50,8 @@ export interface Server {
   readonly alerts: Alerts;
   /** Prometheus metrics; the alert delivery reports each notification with `recordNotification`. */
   readonly metrics: Metrics;
+  /** The security watch's scheduled scans (tests and the bench run them now). */
+  readonly watch: { readonly ports: PortWatch };
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -138,6 +142,16 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       logger: logger.child({ component: 'watch' }),
     }),
   });
+  const portWatch = new PortWatch({
+    store: watchStore,
+    devices,
+    runTool: watchRunTool,
+    logger: logger.child({ component: 'watch' }),
+    minutes: config.PORT_WATCH_MINUTES,
+    feed,
+    notifications: alerts.outbox,
+  });
+  await app.register(watchRoutes, { store: watchStore });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
 
   const hub = new LiveHub({
@@ -152,6 +166,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   });
   await app.register(metricsRoutes, { metrics });
   scanner.start();
+  portWatch.start();
   alerts.start();
   const retention = new HistoryRetention({
     devices,
@@ -171,6 +186,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await portWatch.stop();
       await alerts.stop();
       await retention.stop();
       hub.close();
@@ -181,5 +197,5 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, alerts, metrics, close };
+  return { app, token, tokenFile: file, feed, alerts, metrics, watch: { ports: portWatch }, close };
 }

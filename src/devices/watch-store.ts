@@ -61,7 +61,9 @@ export class WatchStore {
   private readonly portsOf: Statement<[string], PortRow>;
   private readonly portUpsert: Statement<[string, number, string, string, string, string, string, string]>;
   private readonly portDelete: Statement<[string, number, string]>;
-  private readonly deviceExists: Statement<[string], number>;
+  private readonly existsStmt: Statement<[string], number>;
+  private readonly watched: Statement<[], { mac: string; ip: string }>;
+  private readonly db: Database;
   private readonly recordTx: Transaction<
     (mac: string, ports: readonly OpenPort[], now: Date) => PortDiff | undefined
   >;
@@ -86,10 +88,28 @@ export class WatchStore {
     this.portDelete = db.prepare(
       'DELETE FROM DevicePorts WHERE dpo_MAC = ? AND dpo_Port = ? AND dpo_Protocol = ?',
     );
-    this.deviceExists = db.prepare<[string], number>('SELECT 1 FROM Devices WHERE devMac = ?').pluck();
+    this.existsStmt = db.prepare<[string], number>('SELECT 1 FROM Devices WHERE devMac = ?').pluck();
+    this.watched = db.prepare(`
+      SELECT devMac AS mac, devLastIP AS ip FROM Devices
+      WHERE devWatchPorts = 1 AND devPresentLastScan = 1 ORDER BY devMac`);
+    this.db = db;
     this.recordTx = db.transaction((mac: string, ports: readonly OpenPort[], now: Date) =>
       this.writePorts(mac, ports, now),
     );
+  }
+
+  deviceExists(mac: string): boolean {
+    return this.existsStmt.get(mac) !== undefined;
+  }
+
+  /** Present devices with devWatchPorts set, with their last IP (the port watch's targets). */
+  watchedDevices(): { mac: string; ip: string }[] {
+    return this.watched.all();
+  }
+
+  /** Runs `fn` in one IMMEDIATE transaction (the device store's writes inside it join it). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
   }
 
   /** Every remembered key of a kind, with its value. */
@@ -137,7 +157,7 @@ export class WatchStore {
    * the same one).
    */
   writePorts(mac: string, ports: readonly OpenPort[], now: Date): PortDiff | undefined {
-    if (this.deviceExists.get(mac) === undefined) return undefined;
+    if (!this.deviceExists(mac)) return undefined;
     const time = dbTime(now);
     const hadPreviousScan = this.remembered('ports-scanned', mac) !== undefined;
     const key = (p: { port: number; protocol: string }): string => `${p.port}/${p.protocol}`;
