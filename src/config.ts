@@ -37,6 +37,19 @@ const ipv4: Parser<string> = (raw, name) => {
   throw new ConfigError(`${name} must be an IPv4 address, got '${raw}'`);
 };
 
+/** A comma-separated list of IPv4 addresses (empty: none), each in the strict dotted form. */
+const ipv4List: Parser<readonly string[]> = (raw, name) => {
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  items.forEach((item, index) => {
+    // The value is named by position, never echoed: it may be hostile text.
+    if (ipVersion(item) !== 4) throw new ConfigError(`${name}: item ${index + 1} is not an IPv4 address`);
+  });
+  return [...new Set(items)];
+};
+
 const httpUrl: Parser<URL> = (raw, name) => {
   let url: URL;
   try {
@@ -239,6 +252,16 @@ export const variables = {
     '360',
     'Security watch: minutes between port scans (nmap -F) of present devices with devWatchPorts; 0: off.',
     integer(0, 525_600),
+  ),
+  DHCP_SERVERS: spec(
+    '',
+    'Security watch: the trusted DHCP servers (comma-separated IPv4 list); an offer from any other is a Rogue DHCP event. Empty: the DHCP watch is off.',
+    ipv4List,
+  ),
+  DHCP_WATCH_MINUTES: spec(
+    '15',
+    'Security watch: minutes between DHCPDISCOVER broadcasts on each scanned interface.',
+    integer(1, 525_600),
   ),
   SSE_KEEPALIVE_MS: spec(
     '15000',

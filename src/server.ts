@@ -32,10 +32,11 @@ import type { RunTool } from './scanner/discovery.js';
 import { interfaceProblem } from './scanner/link.js';
 import scanRoutes from './scanner/routes.js';
 import { HistoryRetention } from './scanner/retention.js';
-import { Scanner } from './scanner/scanner.js';
+import { Scanner, scanTool } from './scanner/scanner.js';
 import { WatchStore } from './devices/watch-store.js';
 import { SecurityCycleWatch } from './watch/cycle.js';
 import { PortWatch } from './watch/ports.js';
+import { DhcpWatch } from './watch/dhcp.js';
 import watchRoutes from './watch/routes.js';
 import type { WatchRunTool } from './watch/tool.js';
 
@@ -51,7 +52,7 @@ export interface Server {
   /** Prometheus metrics; the alert delivery reports each notification with `recordNotification`. */
   readonly metrics: Metrics;
   /** The security watch's scheduled scans (tests and the bench run them now). */
-  readonly watch: { readonly ports: PortWatch };
+  readonly watch: { readonly ports: PortWatch; readonly dhcp: DhcpWatch };
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -151,7 +152,19 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     feed,
     notifications: alerts.outbox,
   });
-  await app.register(watchRoutes, { store: watchStore });
+  const dhcpWatch = new DhcpWatch({
+    store: watchStore,
+    devices,
+    runTool: watchRunTool,
+    discoveryTool: scanTool(config.SCAN_TOOL, runner.isInstalled('arp-scan')),
+    subnets: scanner.subnets,
+    trusted: config.DHCP_SERVERS,
+    minutes: config.DHCP_WATCH_MINUTES,
+    logger: logger.child({ component: 'watch' }),
+    feed,
+    notifications: alerts.outbox,
+  });
+  await app.register(watchRoutes, { store: watchStore, dhcp: dhcpWatch });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
 
   const hub = new LiveHub({
@@ -167,6 +180,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(metricsRoutes, { metrics });
   scanner.start();
   portWatch.start();
+  dhcpWatch.start();
   alerts.start();
   const retention = new HistoryRetention({
     devices,
@@ -187,6 +201,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
       await portWatch.stop();
+      await dhcpWatch.stop();
       await alerts.stop();
       await retention.stop();
       hub.close();
@@ -197,5 +212,5 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, alerts, metrics, watch: { ports: portWatch }, close };
+  return { app, token, tokenFile: file, feed, alerts, metrics, watch: { ports: portWatch, dhcp: dhcpWatch }, close };
 }

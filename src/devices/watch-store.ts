@@ -27,7 +27,7 @@ export interface StoredPort extends OpenPort {
 }
 
 /** What WatchMemory remembers, one kind per concept. */
-export type MemoryKind = 'conflict' | 'gateway' | 'ports-scanned';
+export type MemoryKind = 'conflict' | 'gateway' | 'ports-scanned' | 'rogue-dhcp';
 
 /** The statements the device store runs when a device is deleted. */
 export const watchSql = {

@@ -7,6 +7,7 @@ import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
 import { MacParams, notFound, pathMac } from '../devices/params.js';
 import type { WatchStore } from '../devices/watch-store.js';
+import type { DhcpWatchResult } from './dhcp.js';
 
 const PortsSchema = Type.Object(
   {
@@ -32,8 +33,31 @@ const PortsSchema = Type.Object(
 );
 type PortsJson = Static<typeof PortsSchema>;
 
+const DhcpWatchSchema = Type.Object(
+  {
+    success: Type.Literal(true),
+    at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description:
+        'When the last DHCP watch finished; null before the first (or when DHCP_SERVERS is empty).',
+    }),
+    servers: Type.Array(
+      Type.Object(
+        {
+          ip: Type.String({ description: 'The server (its Server Identifier).' }),
+          mac: Type.String({ description: "The server's MAC; '' when it did not answer ARP." }),
+          offered: Type.String({ description: 'The address it offered.' }),
+          trusted: Type.Boolean({ description: 'Listed in DHCP_SERVERS.' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export interface WatchRoutesOptions {
   readonly store: WatchStore;
+  readonly dhcp: { result(): DhcpWatchResult };
 }
 
 export default async function watchRoutes(app: App, opts: WatchRoutesOptions): Promise<void> {
@@ -63,6 +87,21 @@ export default async function watchRoutes(app: App, opts: WatchRoutesOptions): P
           firstSeen: p.firstSeen,
         })),
       };
+    },
+  );
+
+  app.get(
+    '/nettools/dhcp-watch',
+    {
+      schema: {
+        tags: ['nettools'],
+        summary: 'The last DHCP watch: every server that answered a DHCPDISCOVER, trusted or not.',
+        response: { 200: DhcpWatchSchema, 403: ErrorRef },
+      },
+    },
+    async (): Promise<Static<typeof DhcpWatchSchema>> => {
+      const { at, servers } = opts.dhcp.result();
+      return { success: true, at, servers: [...servers] };
     },
   );
 }
