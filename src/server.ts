@@ -212,5 +212,14 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, alerts, metrics, watch: { ports: portWatch, dhcp: dhcpWatch }, close };
+  return {
+    app,
+    token,
+    tokenFile: file,
+    feed,
+    alerts,
+    metrics,
+    watch: { ports: portWatch, dhcp: dhcpWatch },
+    close,
+  };
 }
