@@ -32,11 +32,17 @@ export interface RuleOptions {
 /** `notify`: send it; `skip`: record it as skipped; `ignore`: not a notification at all. */
 export type Decision = 'notify' | 'skip' | 'ignore';
 
-const securityTypes: readonly EventType[] = ['IP Conflict', 'Gateway Changed', 'Ports Changed', 'Rogue DHCP'];
+/** The security watch's event types (DESIGN section 14). */
+export const securityEventTypes: readonly EventType[] = [
+  'IP Conflict',
+  'Gateway Changed',
+  'Ports Changed',
+  'Rogue DHCP',
+];
 const neverSkipped: ReadonlySet<EventType> = new Set<EventType>([
   'New Device',
   'Device Down',
-  ...securityTypes,
+  ...securityEventTypes,
 ]);
 
 /** Whether the device's flags ask for this event type at all. */
