@@ -14,6 +14,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   import: () => import('./import.js'),
   live: () => import('./live.js'),
   console: () => import('./console.js'),
+  watch: () => import('./watch.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -8,6 +8,7 @@
  * offering (WatchMemory kind `rogue-dhcp`). The script's output comes from the LAN: anything that
  * is not a valid IPv4 address where one is expected is skipped, never stored.
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { defaultDeviceJson } from '../devices/catalogue.js';
 import type { DeviceRepository } from '../devices/repository.js';
@@ -117,6 +118,8 @@ export class DhcpWatch {
 
   constructor(private readonly options: DhcpWatchOptions) {
     this.now = options.now ?? (() => new Date());
+    // Every queued scan listens on the one signal (200 devices: 200 listeners), by design.
+    setMaxListeners(0, this.abort.signal);
     this.interfaces = [...new Set(options.subnets.map((s) => s.iface))];
   }
 

@@ -7,6 +7,7 @@
  * of a device records its ports without an event. A failed scan of one device changes nothing of
  * it (its ports are not "all closed") and does not stop the others.
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { DeviceRepository } from '../devices/repository.js';
 import type { PlannedEvent } from '../devices/presence.js';
@@ -96,6 +97,8 @@ export class PortWatch {
 
   constructor(private readonly options: PortWatchOptions) {
     this.now = options.now ?? (() => new Date());
+    // Every queued scan listens on the one signal (200 devices: 200 listeners), by design.
+    setMaxListeners(0, this.abort.signal);
   }
 
   /** Schedules the watch: first run one interval after start (the scan has found devices by then). */
