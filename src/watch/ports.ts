@@ -13,7 +13,7 @@ import type { DeviceRepository } from '../devices/repository.js';
 import type { PlannedEvent } from '../devices/presence.js';
 import type { OpenPort, WatchStore } from '../devices/watch-store.js';
 import type { ChangeFeed } from '../events.js';
-import { parseNmapXml } from '../nettools/nmap-xml.js';
+import { parseNmapXml, type NmapReport } from '../nettools/nmap-xml.js';
 import { ipVersion } from '../validation.js';
 import { cleanText } from './clean.js';
 import { wholeSeconds, type WatchRunTool } from './tool.js';
@@ -23,9 +23,16 @@ import { wholeSeconds, type WatchRunTool } from './tool.js';
  * table. No `-sV`: its probes wait on every silent port (37 s for one idle listener here), which
  * would hold a tool slot for minutes per device; product and version stay '' unless nmap reports them.
  */
-export function portScanArgs(ip: string): string[] {
-  return ['-F', '-n', '-Pn', '--host-timeout', '120s', '-oX', '-', ip];
+export function portScanArgs(ips: readonly string[]): string[] {
+  return ['-F', '-n', '-Pn', '--host-timeout', '120s', '-oX', '-', ...ips];
 }
+
+/**
+ * Devices per nmap command: one process per device cost a fork/exec on the event loop each (200
+ * devices, 200 spawns); a few addresses per command keep that down while one slow host only
+ * delays its own group (--host-timeout bounds it).
+ */
+export const devicesPerScan = 8;
 
 /** The command's own limit, above nmap's --host-timeout. */
 const scanTimeoutMs = 150_000;
@@ -36,8 +43,18 @@ const scanTimeoutMs = 150_000;
  * range, of another protocol or not open are skipped; texts are cleaned.
  */
 export function parsePortScan(xml: string, ip: string): OpenPort[] {
+  return openPorts(readReport(xml), ip);
+}
+
+/** The report of one nmap command; throws when it is not one, or reports an error. */
+function readReport(xml: string): NmapReport {
   const report = parseNmapXml(xml);
   if (report.error !== null) throw new Error(cleanText(report.error));
+  return report;
+}
+
+/** The open ports of `ip` in a report (see parsePortScan). */
+function openPorts(report: NmapReport, ip: string): OpenPort[] {
   const host = report.hosts.find((h) => h.address === ip);
   if (host === undefined) throw new Error(`nmap reported no result for ${ip}`);
   const ports = new Map<string, OpenPort>();
@@ -89,6 +106,8 @@ export interface PortWatchSummary {
   readonly wallMs: number;
 }
 
+type Outcome = 'changed' | 'same' | 'failed';
+
 export class PortWatch {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<PortWatchSummary> | undefined;
@@ -135,7 +154,10 @@ export class PortWatch {
   private async watch(): Promise<PortWatchSummary> {
     const started = performance.now();
     const targets = this.options.store.watchedDevices().filter((device) => ipVersion(device.ip) === 4);
-    const outcomes = await Promise.all(targets.map((device) => this.scanOne(device.mac, device.ip)));
+    const groups: { mac: string; ip: string }[][] = [];
+    for (let i = 0; i < targets.length; i += devicesPerScan)
+      groups.push(targets.slice(i, i + devicesPerScan));
+    const outcomes = (await Promise.all(groups.map((group) => this.scanGroup(group)))).flat();
     const summary: PortWatchSummary = {
       devices: targets.length,
       changed: outcomes.filter((o) => o === 'changed').length,
@@ -146,56 +168,88 @@ export class PortWatch {
     return summary;
   }
 
-  private async scanOne(mac: string, ip: string): Promise<'changed' | 'same' | 'failed'> {
-    let ports: OpenPort[];
+  /**
+   * One nmap command for a group of devices; their results are written in one transaction (one
+   * flush to disk per group, not per device: 200 synchronous commits in a burst held the event
+   * loop for over 100 ms).
+   */
+  private async scanGroup(group: readonly { mac: string; ip: string }[]): Promise<Outcome[]> {
+    let report: NmapReport | Error;
     try {
-      const result = await this.options.runTool('nmap', portScanArgs(ip), {
+      const result = await this.options.runTool('nmap', portScanArgs(group.map((d) => d.ip)), {
         timeoutMs: scanTimeoutMs,
         signal: this.abort.signal,
         background: true,
       });
-      if (result.exitCode !== 0) throw new Error(`nmap exited with ${result.exitCode}`);
-      ports = parsePortScan(result.stdout, ip);
+      // Parsed once for the whole group (a report of 8 hosts).
+      report =
+        result.exitCode === 0 ? readReport(result.stdout) : new Error(`nmap exited with ${result.exitCode}`);
     } catch (err) {
-      this.options.logger.warn(
-        { event: 'port-watch-failed', mac, error: err instanceof Error ? err.message : String(err) },
-        'port scan of a device failed; its ports are unchanged',
-      );
-      return 'failed';
+      report = err instanceof Error ? err : new Error(String(err));
     }
+    const scanned: { mac: string; ip: string; ports: OpenPort[] }[] = [];
+    const outcomes = group.map((device): Outcome => {
+      try {
+        if (report instanceof Error) throw report;
+        scanned.push({ ...device, ports: openPorts(report, device.ip) });
+        return 'same';
+      } catch (err) {
+        this.options.logger.warn(
+          {
+            event: 'port-watch-failed',
+            mac: device.mac,
+            error: err instanceof Error ? err.message : String(err),
+          },
+          'port scan of a device failed; its ports are unchanged',
+        );
+        return 'failed';
+      }
+    });
+    if (scanned.length === 0) return outcomes;
     const now = wholeSeconds(this.now());
     const { store, devices, notifications } = this.options;
-    const event = store.transaction((): PlannedEvent | undefined => {
-      const diff = store.writePorts(mac, ports, now);
-      if (diff === undefined || !diff.hadPreviousScan) return undefined;
-      const info = describePortChange(diff.opened, diff.closed);
-      if (info === '') return undefined;
-      const planned: PlannedEvent = {
-        mac,
-        ip,
-        type: 'Ports Changed',
-        dateTime: now,
-        additionalInfo: info,
-        pendingAlert: 1,
-      };
-      devices.applyPresence(
-        {
-          newDevices: [],
-          updates: [],
-          events: [planned],
-          openSessions: [],
-          closeSessions: [],
-          scanState: [],
-        },
-        { beforeCommit: () => notifications?.record([planned], now) },
-      );
+    const events = store.transaction((): PlannedEvent[] => {
+      const planned: PlannedEvent[] = [];
+      for (const { mac, ip, ports } of scanned) {
+        const diff = store.writePorts(mac, ports, now);
+        if (diff === undefined || !diff.hadPreviousScan) continue;
+        const info = describePortChange(diff.opened, diff.closed);
+        if (info === '') continue;
+        planned.push({
+          mac,
+          ip,
+          type: 'Ports Changed',
+          dateTime: now,
+          additionalInfo: info,
+          pendingAlert: 1,
+        });
+      }
+      if (planned.length > 0)
+        devices.applyPresence(
+          {
+            newDevices: [],
+            updates: [],
+            events: planned,
+            openSessions: [],
+            closeSessions: [],
+            scanState: [],
+          },
+          { beforeCommit: () => notifications?.record(planned, now) },
+        );
       return planned;
     });
-    if (event === undefined) return 'same';
-    this.options.feed?.publish('scan-applied', {
-      events: [{ mac, ip, type: event.type, time: now, additionalInfo: event.additionalInfo }],
-      presence: [],
-    });
-    return 'changed';
+    if (events.length > 0)
+      this.options.feed?.publish('scan-applied', {
+        events: events.map((e) => ({
+          mac: e.mac,
+          ip: e.ip,
+          type: e.type,
+          time: now,
+          additionalInfo: e.additionalInfo,
+        })),
+        presence: [],
+      });
+    const changed = new Set(events.map((e) => e.mac));
+    return group.map((device, i) => (changed.has(device.mac) ? 'changed' : (outcomes[i] ?? 'failed')));
   }
 }

@@ -27,8 +27,8 @@ function withPorts(ports: string): string {
 }
 
 describe('port watch parsing', () => {
-  test('arguments: nmap -F of one validated address, XML on stdout', () => {
-    assert.deepEqual(portScanArgs('10.0.0.5'), [
+  test('arguments: nmap -F of a group of validated addresses, XML on stdout', () => {
+    assert.deepEqual(portScanArgs(['10.0.0.5', '10.0.0.6']), [
       '-F',
       '-n',
       '-Pn',
@@ -37,6 +37,7 @@ describe('port watch parsing', () => {
       '-oX',
       '-',
       '10.0.0.5',
+      '10.0.0.6',
     ]);
   });
 
