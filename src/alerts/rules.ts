@@ -32,7 +32,7 @@ export interface RuleOptions {
 /** `notify`: send it; `skip`: record it as skipped; `ignore`: not a notification at all. */
 export type Decision = 'notify' | 'skip' | 'ignore';
 
-/** The security watch's event types (DESIGN section 14). */
+/** The security watch's event types. */
 export const securityEventTypes: readonly EventType[] = [
   'IP Conflict',
   'Gateway Changed',

@@ -15,7 +15,7 @@ export const eventTypes = [
   'Device Down',
   'Down Reconnected',
   'IP Changed',
-  // The security watch's (DESIGN section 14): notified whatever the device's alert flags.
+  // The security watch's (docs/security-watch.md): notified whatever the device's alert flags.
   'IP Conflict',
   'Gateway Changed',
   'Ports Changed',

@@ -7,7 +7,7 @@
  *
  * Statements are prepared once; every value is a bound parameter.
  */
-import type { Database, Statement, Transaction } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { dbTime, fromDbTime } from '../time.js';
 
 /** One open port as a scan reports it (already validated and cleaned by the parser). */
@@ -64,9 +64,6 @@ export class WatchStore {
   private readonly existsStmt: Statement<[string], number>;
   private readonly watched: Statement<[], { mac: string; ip: string }>;
   private readonly db: Database;
-  private readonly recordTx: Transaction<
-    (mac: string, ports: readonly OpenPort[], now: Date) => PortDiff | undefined
-  >;
 
   constructor(db: Database) {
     this.memoryAll = db.prepare('SELECT wat_Key, wat_Value FROM WatchMemory WHERE wat_Kind = ?');
@@ -93,9 +90,6 @@ export class WatchStore {
       SELECT devMac AS mac, devLastIP AS ip FROM Devices
       WHERE devWatchPorts = 1 AND devPresentLastScan = 1 ORDER BY devMac`);
     this.db = db;
-    this.recordTx = db.transaction((mac: string, ports: readonly OpenPort[], now: Date) =>
-      this.writePorts(mac, ports, now),
-    );
   }
 
   deviceExists(mac: string): boolean {
@@ -145,16 +139,9 @@ export class WatchStore {
   }
 
   /**
-   * Replaces the device's open ports with a scan's, in its own transaction, and says what changed.
-   * Undefined when the device no longer exists (deleted while it was scanned): nothing is written.
-   */
-  recordPorts(mac: string, ports: readonly OpenPort[], now: Date): PortDiff | undefined {
-    return this.recordTx.immediate(mac, ports, now);
-  }
-
-  /**
-   * As `recordPorts`, inside a transaction the caller runs (the port watch writes its event in
-   * the same one).
+   * Replaces the device's open ports with a scan's and says what changed; undefined when the
+   * device no longer exists (deleted while it was scanned): nothing is written. Runs inside the
+   * caller's transaction (the port watch writes its event in the same one).
    */
   writePorts(mac: string, ports: readonly OpenPort[], now: Date): PortDiff | undefined {
     if (!this.deviceExists(mac)) return undefined;

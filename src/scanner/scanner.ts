@@ -65,7 +65,7 @@ export interface ScannerOptions {
 }
 
 /**
- * A narrow hook for the security watch (DESIGN section 14): it sees each cycle's raw discovery
+ * A narrow hook for the security watch: it sees each cycle's raw discovery
  * results (duplicate answers included) and adds events to the cycle's plan; its own writes run in
  * the cycle's transaction, so the cycle, the watch's memory and the notifications commit together.
  */

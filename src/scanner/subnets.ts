@@ -2,7 +2,7 @@
  * SCAN_SUBNETS: the comma-separated `cidr@interface[@gateway]` list that turns presence scanning
  * on. Each entry becomes one discovery command per cycle, so both halves end up on a command line:
  * the range goes through the shared validator, the interface name through a strict allow-list. The
- * optional gateway (the security watch's, DESIGN section 14) must be an IPv4 address inside the
+ * optional gateway (the security watch's, docs/security-watch.md) must be an IPv4 address inside the
  * range; without it the gateway is read from the kernel's routes.
  */
 import { ConfigError } from '../config.js';

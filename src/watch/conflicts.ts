@@ -1,5 +1,5 @@
 /**
- * IP Conflict (DESIGN section 14), as pure logic: in one cycle one IPv4 address answered from two
+ * IP Conflict, as pure logic: in one cycle one IPv4 address answered from two
  * or more MACs. One event per MAC involved; not repeated while the same conflict (the same address
  * and the same set of MACs) persists. The remembered conflicts are WatchMemory rows (kind
  * `conflict`, key the address, value the MACs joined by commas), written in the cycle's

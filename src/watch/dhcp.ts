@@ -1,5 +1,5 @@
 /**
- * Rogue DHCP (DESIGN section 14): every DHCP_WATCH_MINUTES, one DHCPDISCOVER on each scanned
+ * Rogue DHCP: every DHCP_WATCH_MINUTES, one DHCPDISCOVER on each scanned
  * interface (`nmap --script broadcast-dhcp-discover -e <iface>`, through the tool runner as
  * background work). Each offer names its server (Server Identifier) and the address offered; the
  * server's MAC is found with one ARP request (the scanner's discovery of that /32). An offer from a
@@ -118,7 +118,7 @@ export class DhcpWatch {
 
   constructor(private readonly options: DhcpWatchOptions) {
     this.now = options.now ?? (() => new Date());
-    // Every queued scan listens on the one signal (200 devices: 200 listeners), by design.
+    // Every queued scan listens on the one signal (200 devices: 200 listeners), on purpose.
     setMaxListeners(0, this.abort.signal);
     this.interfaces = [...new Set(options.subnets.map((s) => s.iface))];
   }

@@ -1,5 +1,5 @@
 /**
- * Gateway Changed (DESIGN section 14), as pure logic. The gateway of a subnet is the address given
+ * Gateway Changed, as pure logic. The gateway of a subnet is the address given
  * as the third part of its SCAN_SUBNETS entry, or else the next hop of a kernel route through the
  * subnet's interface that lies inside the subnet (`ip -j route`; the default route first). The MAC
  * that answered for it is remembered (WatchMemory kind `gateway`, key the address); when another
