@@ -73,3 +73,21 @@ describe('DHCP watch parsing', () => {
     }
   });
 });
+
+test('DHCP_SERVERS: IPv4 addresses only, a bad item named by position and never echoed', async () => {
+  const { ConfigError, loadConfig } = await import('../../src/config.js');
+  const dir = '/nonexistent-netkeep-config-dir';
+  const config = loadConfig({ DHCP_SERVERS: ' 10.0.0.1, 10.0.0.2,10.0.0.1' }, dir);
+  assert.deepEqual(config.DHCP_SERVERS, ['10.0.0.1', '10.0.0.2']);
+  assert.deepEqual(loadConfig({}, dir).DHCP_SERVERS, []);
+  for (const bad of ['10.0.0.1,$(reboot)', '10.0.0.1,10.0.0.01', 'fe80::1', '10.0.0.1;id']) {
+    assert.throws(
+      () => loadConfig({ DHCP_SERVERS: bad }, dir),
+      (err) =>
+        err instanceof ConfigError &&
+        /^DHCP_SERVERS: item \d is not an IPv4 address$/.test(err.message) &&
+        !err.message.includes('reboot'),
+      bad,
+    );
+  }
+});
