@@ -18,6 +18,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   mcp: () => import('./mcp.js'),
   soak: () => import('./soak.js'),
   names: () => import('./names.js'),
+  watch: () => import('./watch.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -38,6 +38,19 @@ const ipv4: Parser<string> = (raw, name) => {
   throw new ConfigError(`${name} must be an IPv4 address, got '${raw}'`);
 };
 
+/** A comma-separated list of IPv4 addresses (empty: none), each in the strict dotted form. */
+const ipv4List: Parser<readonly string[]> = (raw, name) => {
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  items.forEach((item, index) => {
+    // The value is named by position, never echoed: it may be hostile text.
+    if (ipVersion(item) !== 4) throw new ConfigError(`${name}: item ${index + 1} is not an IPv4 address`);
+  });
+  return [...new Set(items)];
+};
+
 const httpUrl: Parser<URL> = (raw, name) => {
   let url: URL;
   try {
@@ -221,7 +234,7 @@ export const variables = {
   SHUTDOWN_TIMEOUT_MS: spec('10000', 'How long SIGTERM waits for requests in flight.', integer(0, 600_000)),
   TOOL_PATH: spec(
     '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-    'Directories searched once at start for nmap, traceroute, nslookup, speedtest-cli and arp-scan.',
+    'Directories searched once at start for nmap, traceroute, nslookup, speedtest-cli, arp-scan and ip.',
     text,
   ),
   TOOL_CONCURRENCY: spec('4', 'Tool commands that may run at once.', integer(1, 64)),
@@ -272,7 +285,7 @@ export const variables = {
   INTERNETINFO_TIMEOUT_MS: spec('10000', 'internetinfo time limit.', integer(100, 600_000)),
   SCAN_SUBNETS: spec(
     '',
-    'Presence scanning: comma-separated cidr@interface list. Empty: scanning off.',
+    'Presence scanning: comma-separated cidr@interface[@gateway] list (the gateway the security watch checks; default from the routes). Empty: scanning off.',
     text,
   ),
   SCAN_INTERVAL: spec('300', 'Seconds between the starts of presence scan cycles.', integer(5, 86_400)),
@@ -326,6 +339,21 @@ export const variables = {
     'Naming: minutes before a device not named by a person is looked up again.',
     integer(1, 525_600),
   ),
+  PORT_WATCH_MINUTES: spec(
+    '360',
+    'Security watch: minutes between port scans (nmap -F) of present devices with devWatchPorts; 0: off.',
+    integer(0, 525_600),
+  ),
+  DHCP_SERVERS: spec(
+    '',
+    'Security watch: the trusted DHCP servers (comma-separated IPv4 list); an offer from any other is a Rogue DHCP event. Empty: the DHCP watch is off.',
+    ipv4List,
+  ),
+  DHCP_WATCH_MINUTES: spec(
+    '15',
+    'Security watch: minutes between DHCPDISCOVER broadcasts on each scanned interface.',
+    integer(1, 525_600),
+  ),
   SSE_KEEPALIVE_MS: spec(
     '15000',
     'Interval of the comment line that keeps event streams open through proxies.',
@@ -344,7 +372,7 @@ export const variables = {
   HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
   NOTIFY_EVENTS: spec(
     'all',
-    'Scan event types that may be notified: all, or a comma-separated list (New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed, Flapping).',
+    `Scan event types that may be notified: all, or a comma-separated list (${eventTypes.join(', ')}).`,
     eventTypeList,
   ),
   NOTIFY_MAX_ATTEMPTS: spec(

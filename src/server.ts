@@ -34,10 +34,16 @@ import type { RunTool } from './scanner/discovery.js';
 import { interfaceProblem } from './scanner/link.js';
 import scanRoutes from './scanner/routes.js';
 import { HistoryRetention } from './scanner/retention.js';
-import { Scanner } from './scanner/scanner.js';
 import { DeviceNamer } from './names/namer.js';
 import { NameResolver, type ResolverOptions } from './names/resolver.js';
 import nameRoutes from './names/routes.js';
+import { Scanner, scanTool } from './scanner/scanner.js';
+import { WatchStore } from './devices/watch-store.js';
+import { SecurityCycleWatch } from './watch/cycle.js';
+import { PortWatch } from './watch/ports.js';
+import { DhcpWatch } from './watch/dhcp.js';
+import watchRoutes from './watch/routes.js';
+import type { WatchRunTool } from './watch/tool.js';
 
 export interface Server {
   readonly app: App;
@@ -50,6 +56,8 @@ export interface Server {
   readonly alerts: Alerts;
   /** Prometheus metrics; the alert delivery reports each notification with `recordNotification`. */
   readonly metrics: Metrics;
+  /** The security watch's scheduled scans (tests and the bench run them now). */
+  readonly watch: { readonly ports: PortWatch; readonly dhcp: DhcpWatch };
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -147,6 +155,10 @@ export async function createServer(
   );
   await app.register(nameRoutes, { namer, feed });
 
+  // The security watch's commands: same runner; its scheduled scans run as background work.
+  const watchRunTool: WatchRunTool = (tool, args, { timeoutMs, signal, background }) =>
+    runner.run({ tool, args, timeoutMs, signal, background, allowNonZeroExit: true });
+  const watchStore = new WatchStore(db);
   const scanner = new Scanner({
     devices,
     config,
@@ -157,7 +169,34 @@ export async function createServer(
     feed,
     notifications: alerts.outbox,
     names: namer,
+    watch: new SecurityCycleWatch({
+      store: watchStore,
+      runTool: watchRunTool,
+      logger: logger.child({ component: 'watch' }),
+    }),
   });
+  const portWatch = new PortWatch({
+    store: watchStore,
+    devices,
+    runTool: watchRunTool,
+    logger: logger.child({ component: 'watch' }),
+    minutes: config.PORT_WATCH_MINUTES,
+    feed,
+    notifications: alerts.outbox,
+  });
+  const dhcpWatch = new DhcpWatch({
+    store: watchStore,
+    devices,
+    runTool: watchRunTool,
+    discoveryTool: scanTool(config.SCAN_TOOL, runner.isInstalled('arp-scan')),
+    subnets: scanner.subnets,
+    trusted: config.DHCP_SERVERS,
+    minutes: config.DHCP_WATCH_MINUTES,
+    logger: logger.child({ component: 'watch' }),
+    feed,
+    notifications: alerts.outbox,
+  });
+  await app.register(watchRoutes, { store: watchStore, dhcp: dhcpWatch });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
 
   const hub = new LiveHub({
@@ -174,6 +213,8 @@ export async function createServer(
   await app.register(metricsRoutes, { metrics });
   await app.register(mcpRoutes, { version: appVersion });
   scanner.start();
+  portWatch.start();
+  dhcpWatch.start();
   alerts.start();
   const retention = new HistoryRetention({
     devices,
@@ -193,6 +234,8 @@ export async function createServer(
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await portWatch.stop();
+      await dhcpWatch.stop();
       await alerts.stop();
       await retention.stop();
       hub.close();
@@ -203,5 +246,14 @@ export async function createServer(
     })();
     return closing;
   }
-  return { app, token, tokenFile: file, feed, alerts, metrics, close };
+  return {
+    app,
+    token,
+    tokenFile: file,
+    feed,
+    alerts,
+    metrics,
+    watch: { ports: portWatch, dhcp: dhcpWatch },
+    close,
+  };
 }

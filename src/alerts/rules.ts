@@ -6,7 +6,9 @@
  * - NOTIFY_EVENTS narrows all of this globally (a type it does not list is never notified);
  * - devSkipRepeated = N hours > 0: an event less than N hours after the device's previous *sent*
  *   notification (devLastNotification) is recorded as skipped instead of sent. New Device and
- *   Device Down are never skipped: they are the two messages nobody wants to miss. A
+ *   Device Down are never skipped: they are the two messages nobody wants to miss.
+ * - the security watch's types (IP Conflict, Gateway Changed, Ports Changed, Rogue DHCP) always,
+ *   whatever the device's flags, and never skipped: a device's owner cannot silence an attack on it. A
  *   devLastNotification in the future (clock set back) counts as within the window.
  * - While the device flaps, its Connected, Disconnected, Device Down and Down
  *   Reconnected are recorded as skipped for that reason (`skip-flapping`); its one `Flapping`
@@ -38,7 +40,19 @@ export interface RuleOptions {
  */
 export type Decision = 'notify' | 'skip' | 'skip-flapping' | 'ignore';
 
-const neverSkipped: ReadonlySet<EventType> = new Set<EventType>(['New Device', 'Device Down', 'Flapping']);
+/** The security watch's event types. */
+export const securityEventTypes: readonly EventType[] = [
+  'IP Conflict',
+  'Gateway Changed',
+  'Ports Changed',
+  'Rogue DHCP',
+];
+const neverSkipped: ReadonlySet<EventType> = new Set<EventType>([
+  'New Device',
+  'Device Down',
+  ...securityEventTypes,
+  'Flapping',
+]);
 const quietWhileFlapping: ReadonlySet<EventType> = new Set<EventType>([
   'Connected',
   'Disconnected',
@@ -50,6 +64,10 @@ const quietWhileFlapping: ReadonlySet<EventType> = new Set<EventType>([
 function wanted(type: EventType, settings: AlertSettings): boolean {
   switch (type) {
     case 'New Device':
+    case 'IP Conflict':
+    case 'Gateway Changed':
+    case 'Ports Changed':
+    case 'Rogue DHCP':
       return true;
     case 'Device Down':
     case 'Down Reconnected':

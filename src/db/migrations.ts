@@ -454,6 +454,32 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'Security watch: Devices.devWatchPorts; DevicePorts (the open ports of the last port watch); WatchMemory (what the watch remembers between runs: current IP conflicts, gateway MACs, port scan times)',
+    up(db) {
+      db.exec(`
+        ALTER TABLE Devices ADD COLUMN devWatchPorts INTEGER NOT NULL DEFAULT 0 CHECK (devWatchPorts IN (0, 1));
+        CREATE TABLE DevicePorts (
+          dpo_MAC TEXT NOT NULL,
+          dpo_Port INTEGER NOT NULL CHECK (dpo_Port BETWEEN 1 AND 65535),
+          dpo_Protocol TEXT NOT NULL CHECK (dpo_Protocol IN ('tcp', 'udp')),
+          dpo_Service TEXT NOT NULL DEFAULT '',
+          dpo_Product TEXT NOT NULL DEFAULT '',
+          dpo_Version TEXT NOT NULL DEFAULT '',
+          dpo_FirstSeen TEXT NOT NULL,
+          dpo_LastSeen TEXT NOT NULL,
+          PRIMARY KEY (dpo_MAC, dpo_Port, dpo_Protocol)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE WatchMemory (
+          wat_Kind TEXT NOT NULL,
+          wat_Key TEXT NOT NULL,
+          wat_Value TEXT NOT NULL,
+          PRIMARY KEY (wat_Kind, wat_Key)
+        ) STRICT, WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

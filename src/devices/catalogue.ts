@@ -124,6 +124,14 @@ export const storedFields: readonly StoredField[] = [
     false,
     8,
   ),
+  field(
+    'devWatchPorts',
+    'flag',
+    0,
+    'The port watch scans this device (nmap -F every PORT_WATCH_MINUTES) and reports opened and closed ports.',
+    true,
+    9,
+  ),
 ];
 
 /**

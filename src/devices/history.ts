@@ -16,6 +16,11 @@ export const eventTypes = [
   'Down Reconnected',
   'IP Changed',
   'Flapping',
+  // The security watch's (docs/security-watch.md): notified whatever the device's alert flags.
+  'IP Conflict',
+  'Gateway Changed',
+  'Ports Changed',
+  'Rogue DHCP',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 
@@ -49,11 +54,11 @@ export const EventSchema = Type.Object(
     eve_IP: Type.String({ description: 'IP address at the time of the event.' }),
     eve_DateTime: time('When it happened (UTC).'),
     eve_EventType: Type.String({
-      description:
-        'New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed or Flapping (other text from imported data is returned as stored).',
+      description: `${eventTypes.join(', ')} (other text from imported data is returned as stored).`,
     }),
     eve_AdditionalInfo: Type.String({
-      description: 'IP Changed: the previous IP address; Flapping: how many changes in which window.',
+      description:
+        'IP Changed: the previous IP address; Flapping: how many changes in which window; IP Conflict, Gateway Changed, Ports Changed, Rogue DHCP: what was seen (docs/security-watch.md).',
     }),
     eve_PendingAlertEmail: Type.Integer({ description: '1 while an alert for this event is pending.' }),
   },

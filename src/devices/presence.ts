@@ -5,14 +5,9 @@
  */
 import type { DeviceJson } from './catalogue.js';
 
-export type EventType =
-  | 'New Device'
-  | 'Connected'
-  | 'Disconnected'
-  | 'Device Down'
-  | 'Down Reconnected'
-  | 'IP Changed'
-  | 'Flapping';
+import type { EventType } from './history.js';
+
+export type { EventType } from './history.js';
 
 /** The events that count towards flapping (one away or one back each). */
 export const toggleEventTypes = ['Connected', 'Disconnected', 'Device Down', 'Down Reconnected'] as const;

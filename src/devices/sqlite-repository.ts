@@ -75,6 +75,7 @@ import {
   deviceStatus,
   type DeviceCounter,
 } from './status.js';
+import { watchSql } from './watch-store.js';
 
 interface ListStatements {
   readonly page: Statement<[Record<string, unknown>], DeviceRow>;
@@ -307,6 +308,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly deleteEventsTx: (mac: string) => boolean;
   private readonly copyTx: (from: string, to: string) => boolean;
   private readonly createTx: (row: Record<string, DbValue>) => CreateResult;
+  private readonly deletePortsStmt: Statement<[string]>;
+  private readonly deletePortMemoryStmt: Statement<[string]>;
   private readonly presenceTx: Transaction<(changes: PresenceChanges, hooks: ApplyHooks) => void>;
   private readonly commits: GroupCommit;
   private dataVersion: number;
@@ -342,6 +345,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.dataVersionStmt = db.prepare<[], number>(dataVersionSql).pluck();
     this.dataVersion = this.dataVersionStmt.get() ?? 0;
     this.deleteScanStateStmt = db.prepare(deviceSql.deleteScanState);
+    this.deletePortsStmt = db.prepare(watchSql.deleteDevicePorts);
+    this.deletePortMemoryStmt = db.prepare(watchSql.deleteDeviceMemory);
     this.eventsPageStmt = db.prepare(deviceSql.eventsPage);
     this.eventsTotalStmt = db
       .prepare<[{ mac: string; start: string }], number>(deviceSql.eventsTotal)
@@ -382,6 +387,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
       this.deleteEventsStmt.run(mac);
       this.deleteSessionsStmt.run(mac);
       this.deleteScanStateStmt.run(mac);
+      this.deletePortsStmt.run(mac);
+      this.deletePortMemoryStmt.run(mac);
       this.orphanChildrenStmt.run(mac);
       return true;
     });

@@ -46,7 +46,8 @@ export const toolPackages = {
   nslookup: 'dnsutils',
   'speedtest-cli': 'speedtest-cli',
   'arp-scan': 'arp-scan',
-  // Presence scanning's IPv6 neighbours (SCAN_IPV6): the all-nodes echo and the neighbour table.
+  // Presence scanning's IPv6 neighbours (SCAN_IPV6): the all-nodes echo and the neighbour table;
+  // the security watch reads the kernel's routes (`ip -j route`).
   ping: 'iputils-ping',
   ip: 'iproute2',
 } as const;
@@ -100,6 +101,12 @@ export interface RunOptions {
    * one at exit), for live progress. Only lines within the output cap are handed out.
    */
   readonly onLine?: (line: string) => void;
+  /**
+   * A scheduled background scan (the security watch's): it starts only while a slot stays free
+   * for requests (below TOOL_CONCURRENCY - 1 running, at least one), waits in its own unbounded
+   * line behind every request, and is never refused as saturated.
+   */
+  readonly background?: boolean;
 }
 
 export interface RunResult {
@@ -141,6 +148,7 @@ export class ToolRunner {
   private readonly paths = new Map<ToolName, string>();
   private readonly running = new Set<ChildProcess>();
   private readonly waiting: Waiter[] = [];
+  private readonly backgroundWaiting: Waiter[] = [];
   private active = 0;
   private shuttingDown = false;
   private readonly killGraceMs: number;
@@ -192,7 +200,8 @@ export class ToolRunner {
     const binary = this.binary(options.tool);
     if (this.shuttingDown) throw shutdownError();
     options.signal?.throwIfAborted();
-    await this.acquire(options.tool, options.signal);
+    if (options.background === true) await this.acquireBackground(options.signal);
+    else await this.acquire(options.tool, options.signal);
     // A waiter may get its slot just as killAll() starts: it must not spawn what nobody will stop.
     // (TypeScript keeps the narrowing from the check above across the await; the flag may have moved.)
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
@@ -211,6 +220,7 @@ export class ToolRunner {
   async killAll(): Promise<void> {
     this.shuttingDown = true;
     for (const waiter of this.waiting.splice(0)) waiter.reject(shutdownError());
+    for (const waiter of this.backgroundWaiting.splice(0)) waiter.reject(shutdownError());
     const exits = [...this.running].map(
       (child) =>
         new Promise<void>((resolve) => {
@@ -241,7 +251,29 @@ export class ToolRunner {
         { code: 'TOOL_QUEUE_FULL', reason: 'Too Many Requests', retryAfterSeconds: this.retryAfterSeconds },
       );
     }
-    await new Promise<void>((resolve, reject) => {
+    await this.wait(this.waiting, signal);
+  }
+
+  /** Slots background runs may hold together: one is always left for requests (when there are two). */
+  private get backgroundLimit(): number {
+    return Math.max(1, this.options.concurrency - 1);
+  }
+
+  private async acquireBackground(signal: AbortSignal | undefined): Promise<void> {
+    if (
+      this.active < this.backgroundLimit &&
+      this.waiting.length === 0 &&
+      this.backgroundWaiting.length === 0
+    ) {
+      this.active++;
+      return;
+    }
+    await this.wait(this.backgroundWaiting, signal);
+  }
+
+  /** Waits in a line until `release` hands over a slot (or the signal aborts). */
+  private wait(line: Waiter[], signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         resolve: () => {
           signal?.removeEventListener('abort', onAbort);
@@ -253,20 +285,29 @@ export class ToolRunner {
         },
       };
       const onAbort = (): void => {
-        const index = this.waiting.indexOf(waiter);
-        if (index >= 0) this.waiting.splice(index, 1);
+        const index = line.indexOf(waiter);
+        if (index >= 0) line.splice(index, 1);
         reject(abortedError());
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(waiter);
+      line.push(waiter);
     });
   }
 
   private release(): void {
     const next = this.waiting.shift();
     // The slot passes straight to the next waiter, so `active` stays the same.
-    if (next) next.resolve();
-    else this.active--;
+    if (next) {
+      next.resolve();
+      return;
+    }
+    this.active--;
+    while (this.active < this.backgroundLimit) {
+      const background = this.backgroundWaiting.shift();
+      if (!background) break;
+      this.active++;
+      background.resolve();
+    }
   }
 
   /** SIGTERM to the whole group now, SIGKILL to it after the grace period. */

@@ -68,7 +68,8 @@ export function arpScanArgs(subnet: ScanSubnet): string[] {
     `--interface=${subnet.iface}`,
     `--retry=${arpScanRetries}`,
     '--plain',
-    '--ignoredups',
+    // Duplicate answers are kept: two MACs answering for one address is an IP Conflict (the
+    // security watch); a MAC answering twice is merged by mergeSightings.
     '--numeric',
     arpScanFormat,
     subnet.cidr,

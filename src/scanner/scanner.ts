@@ -77,6 +77,20 @@ export interface ScannerOptions {
   readonly names?: {
     prepare(seen: ReadonlyMap<string, SeenDevice>, now: Date, signal?: AbortSignal): Promise<PreparedNames>;
   };
+  /** The security watch's step of each cycle (src/watch/cycle.ts); none: no watch. */
+  readonly watch?: CycleWatch;
+}
+
+/**
+ * A narrow hook for the security watch: it sees each cycle's raw discovery
+ * results (duplicate answers included) and adds events to the cycle's plan; its own writes run in
+ * the cycle's transaction, so the cycle, the watch's memory and the notifications commit together.
+ */
+export interface CycleWatch {
+  /** Before discovery, asynchronously (the subnets' gateways from the kernel's routes). Never throws. */
+  prepare(subnets: readonly ScanSubnet[], signal: AbortSignal): Promise<void>;
+  /** In the cycle's synchronous section, after the state machine: events, and the writes to make. */
+  plan(results: readonly SubnetResult[], now: Date): { events: readonly PlannedEvent[]; write(): void };
 }
 
 /** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
@@ -227,6 +241,7 @@ export class Scanner {
     const results: SubnetResult[] = [];
     // The /64 prefixes of the IPv6 neighbour tables read: the IPv6 half of the cycle's scope.
     const ipv6Prefixes = new Set<string>();
+    await this.options.watch?.prepare(this.subnets, controller.signal);
     for (const subnet of this.subnets) {
       if (controller.signal.aborted) {
         errors.push('the cycle was aborted (shutdown)');
@@ -266,12 +281,16 @@ export class Scanner {
           flapWindowMinutes: config.FLAP_WINDOW_MINUTES,
           now,
         });
-        const plan = naming ? naming.apply(planned) : planned;
+        const named = naming ? naming.apply(planned) : planned;
+        const watched = this.options.watch?.plan(results, now);
+        const plan = watched ? { ...named, events: [...named.events, ...watched.events] } : named;
         const notifications = this.options.notifications;
-        this.store.apply(
-          plan,
-          notifications && { beforeCommit: () => notifications.record(plan.events, now) },
-        );
+        this.store.apply(plan, {
+          beforeCommit: () => {
+            watched?.write();
+            notifications?.record(plan.events, now);
+          },
+        });
         newDevices = plan.counts.newDevices;
         this.options.logger.info(
           { event: 'scan-cycle', ...plan.counts, named: naming?.named ?? 0 },

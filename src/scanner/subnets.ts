@@ -1,10 +1,12 @@
 /**
- * SCAN_SUBNETS: the comma-separated `cidr@interface` list that turns presence scanning on. Each
- * entry becomes one discovery command per cycle, so both halves end up on a command line: the
- * range goes through the shared validator, the interface name through a strict allow-list.
+ * SCAN_SUBNETS: the comma-separated `cidr@interface[@gateway]` list that turns presence scanning
+ * on. Each entry becomes one discovery command per cycle, so both halves end up on a command line:
+ * the range goes through the shared validator, the interface name through a strict allow-list. The
+ * optional gateway (the security watch's, docs/security-watch.md) must be an IPv4 address inside the
+ * range; without it the gateway is read from the kernel's routes.
  */
 import { ConfigError } from '../config.js';
-import { parseScanTarget } from '../validation.js';
+import { ipVersion, parseScanTarget } from '../validation.js';
 
 export interface ScanSubnet {
   /** IPv4 range `address/prefix`, as validated (host bits are allowed: the tools accept them). */
@@ -15,6 +17,20 @@ export interface ScanSubnet {
   readonly size: number;
   /** `cidr@iface`: how the entry is named in logs, errors and the cycle summary. */
   readonly label: string;
+  /** The gateway given as the entry's third part; undefined: from the kernel's routes. */
+  readonly gateway?: string;
+}
+
+function ipv4Number(ip: string): number {
+  return ip.split('.').reduce((n, octet) => n * 256 + Number(octet), 0) >>> 0;
+}
+
+/** Whether an IPv4 address lies inside `address/prefix`. */
+export function inSubnet(ip: string, cidr: string): boolean {
+  const [base = '', prefixText = '32'] = cidr.split('/');
+  const prefix = Number(prefixText);
+  const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+  return (ipv4Number(ip) & mask) >>> 0 === (ipv4Number(base) & mask) >>> 0;
 }
 
 /**
@@ -38,9 +54,11 @@ export function parseScanSubnets(raw: string): ScanSubnet[] {
     const where = `SCAN_SUBNETS entry ${index + 1} ('${entry}')`;
     if (entry === '') throw new ConfigError(`SCAN_SUBNETS entry ${index + 1} is empty`);
     const parts = entry.split('@');
-    if (parts.length !== 2)
-      throw new ConfigError(`${where} must be cidr@interface, e.g. 192.168.1.0/24@eth0`);
-    const [range = '', iface = ''] = parts;
+    if (parts.length !== 2 && parts.length !== 3)
+      throw new ConfigError(
+        `${where} must be cidr@interface or cidr@interface@gateway, e.g. 192.168.1.0/24@eth0@192.168.1.1`,
+      );
+    const [range = '', iface = '', gateway] = parts;
     if (!range.includes('/'))
       throw new ConfigError(`${where}: '${range}' must be an IPv4 range with a prefix, e.g. 192.168.1.0/24`);
     const target = parseScanTarget(range);
@@ -55,7 +73,13 @@ export function parseScanSubnets(raw: string): ScanSubnet[] {
     const label = `${target.target}@${iface}`;
     if (seen.has(label)) throw new ConfigError(`${where} is listed twice`);
     seen.add(label);
-    return { cidr: target.target, iface, size: target.size, label };
+    if (gateway === undefined) return { cidr: target.target, iface, size: target.size, label };
+    // The strict dotted form (no leading zeros): the address is compared with what discovery reports.
+    if (ipVersion(gateway) !== 4)
+      throw new ConfigError(`${where}: the gateway (third part) must be an IPv4 address such as 192.168.1.1`);
+    if (!inSubnet(gateway, target.target))
+      throw new ConfigError(`${where}: the gateway ${gateway} is not inside ${target.target}`);
+    return { cidr: target.target, iface, size: target.size, label, gateway };
   });
 }
 

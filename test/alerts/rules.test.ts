@@ -22,6 +22,10 @@ const needs: Record<EventType, 'none' | 'down' | 'events'> = {
   Disconnected: 'events',
   'IP Changed': 'events',
   Flapping: 'down',
+  'IP Conflict': 'none',
+  'Gateway Changed': 'none',
+  'Ports Changed': 'none',
+  'Rogue DHCP': 'none',
 };
 
 describe('alert rules', () => {
@@ -80,8 +84,17 @@ describe('alert rules', () => {
         );
   });
 
-  test('New Device, Device Down and Flapping are never skipped by devSkipRepeated', () => {
-    for (const type of ['New Device', 'Device Down', 'Flapping'] as const)
+  test('New Device, Device Down, Flapping and the security watch types are never skipped', () => {
+    const never = [
+      'New Device',
+      'Device Down',
+      'Flapping',
+      'IP Conflict',
+      'Gateway Changed',
+      'Ports Changed',
+      'Rogue DHCP',
+    ] as const;
+    for (const type of never)
       assert.equal(
         decide(
           type,

@@ -75,7 +75,6 @@ describe('discoverSubnet through an injected RunTool', () => {
       '--interface=br0',
       '--retry=3',
       '--plain',
-      '--ignoredups',
       '--numeric',
       '--format=${ip}\\t${mac}\\t${vendor}',
       '10.231.77.0/24',

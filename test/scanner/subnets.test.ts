@@ -16,6 +16,18 @@ describe('SCAN_SUBNETS', () => {
     ]);
   });
 
+  test('a third part is the subnet gateway, inside the range', () => {
+    assert.deepEqual(parseScanSubnets('192.168.1.0/24@eth0@192.168.1.254'), [
+      {
+        cidr: '192.168.1.0/24',
+        iface: 'eth0',
+        size: 256,
+        label: '192.168.1.0/24@eth0',
+        gateway: '192.168.1.254',
+      },
+    ]);
+  });
+
   const bad: [string, RegExp][] = [
     ['192.168.1.0/24', /entry 1 \('192.168.1.0\/24'\) must be cidr@interface/],
     ['192.168.1.0/24@eth0,', /entry 2 is empty/],
@@ -31,7 +43,15 @@ describe('SCAN_SUBNETS', () => {
     ['192.168.1.0/24@.', /'\.' is not an interface name/],
     ['192.168.1.0/24@..', /'\.\.' is not an interface name/],
     ['192.168.1.0/24@averyveryverylong0', /is not an interface name/],
-    ['192.168.1.0/24@eth0@eth1', /must be cidr@interface/],
+    ['192.168.1.0/24@eth0@eth1', /gateway \(third part\) must be an IPv4 address/],
+    ['192.168.1.0/24@eth0@1.2.3.4@x', /must be cidr@interface or cidr@interface@gateway/],
+    ['192.168.1.0/24@eth0@10.0.0.1', /gateway 10.0.0.1 is not inside 192.168.1.0\/24/],
+    ['192.168.1.0/24@eth0@192.168.1.01', /gateway \(third part\) must be an IPv4 address/],
+    ['192.168.1.0/24@eth0@192.168.1.1;reboot', /gateway \(third part\) must be an IPv4 address/],
+    ['192.168.1.0/24@eth0@$(id)', /gateway \(third part\) must be an IPv4 address/],
+    ['192.168.1.0/24@eth0@-oX', /gateway \(third part\) must be an IPv4 address/],
+    ['192.168.1.0/24@eth0@', /gateway \(third part\) must be an IPv4 address/],
+    ['192.168.1.0/24@eth0@192.168.1.\n1', /gateway \(third part\) must be an IPv4 address/],
     ['192.168.1.0/24@eth0,192.168.1.0/24@eth0', /entry 2 .* is listed twice/],
     ['１92.168.1.0/24@eth0', /not an IPv4 CIDR/],
   ];

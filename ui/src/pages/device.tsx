@@ -92,6 +92,7 @@ const groups: readonly { title: string; names: readonly string[] }[] = [
       'devSkipRepeated',
       'devCanSleep',
       'devMissesBeforeAbsent',
+      'devWatchPorts',
       'devIsNew',
       'devIsArchived',
     ],
@@ -121,6 +122,7 @@ const labels: Readonly<Record<string, string>> = {
   devAlertEvents: 'Alert on events',
   devAlertDown: 'Alert when down',
   devSkipRepeated: 'Skip repeated notifications',
+  devWatchPorts: 'Watch open ports',
   devIsNew: 'New (not yet reviewed)',
   devIsArchived: 'Archived',
   devCanSleep: 'May sleep (stays present while unseen for SLEEP_MINUTES)',
@@ -444,6 +446,69 @@ function DeviceEvents({ mac, period }: { readonly mac: string; readonly period: 
   );
 }
 
+interface OpenPort {
+  readonly port: number;
+  readonly protocol: string;
+  readonly service: string;
+  readonly product: string;
+  readonly version: string;
+  readonly firstSeen: string;
+}
+
+/** The port watch's last result for the device (devWatchPorts; docs/security-watch.md). */
+function DevicePorts({ mac, watched }: { readonly mac: string; readonly watched: boolean }) {
+  const ports = useGet<{ scannedAt: string | null; ports: OpenPort[] }>(`/device/${mac}/ports`);
+  useLiveChanges(() => {
+    ports.reload();
+  });
+  const data = ports.data;
+  return (
+    <>
+      <ErrorNote error={ports.error} />
+      <p class="muted">
+        {data?.scannedAt ? (
+          <>
+            Last scanned <Time value={data.scannedAt} />
+          </>
+        ) : watched ? (
+          'Not scanned yet: the port watch runs every PORT_WATCH_MINUTES.'
+        ) : (
+          'Not watched: turn on "Watch open ports" in the details.'
+        )}
+      </p>
+      {data && data.scannedAt !== null && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Port</th>
+                <th scope="col">Service</th>
+                <th scope="col">Product</th>
+                <th scope="col">Open since</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.ports.map((p) => (
+                <tr key={`${p.port}/${p.protocol}`}>
+                  <td class="mono">
+                    {p.port}/{p.protocol}
+                  </td>
+                  <td>{p.service}</td>
+                  <td>{[p.product, p.version].filter((t) => t !== '').join(' ')}</td>
+                  <td>
+                    <Time value={p.firstSeen} />
+                  </td>
+                </tr>
+              ))}
+              {data.ports.length === 0 && <EmptyRow columns={4}>No open ports found.</EmptyRow>}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
 /** A destructive action: the first press asks, the second (or Cancel) answers. */
 function Confirmed(props: {
   readonly label: string;
@@ -754,6 +819,9 @@ export function DevicePage({ mac }: { readonly mac: string }) {
               </Card>
               <Card title="Events" id="events">
                 <DeviceEvents mac={d.devMac} period={period} />
+              </Card>
+              <Card title="Open ports" id="ports">
+                <DevicePorts mac={d.devMac} watched={d.devWatchPorts === 1} />
               </Card>
             </div>
             <Card title="Details" id="details">

@@ -1,0 +1,172 @@
+/**
+ * The security watch's tables: DevicePorts (each watched device's open ports, as the last port
+ * watch found them) and WatchMemory (what the watch remembers between runs: the IP conflicts that
+ * persist, the MAC each gateway answered with, when each device's ports were last scanned). Every
+ * SQL text over them is here, beside the device store, so that one module owns them; the device
+ * store runs `watchSql.deleteDevice*` in its delete transaction (a deleted device loses its ports).
+ *
+ * Statements are prepared once; every value is a bound parameter.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import { dbTime, fromDbTime } from '../time.js';
+
+/** One open port as a scan reports it (already validated and cleaned by the parser). */
+export interface OpenPort {
+  readonly port: number;
+  readonly protocol: 'tcp' | 'udp';
+  readonly service: string;
+  readonly product: string;
+  readonly version: string;
+}
+
+/** A stored open port. */
+export interface StoredPort extends OpenPort {
+  /** ISO 8601 with Z. */
+  readonly firstSeen: string;
+  readonly lastSeen: string;
+}
+
+/** What WatchMemory remembers, one kind per concept. */
+export type MemoryKind = 'conflict' | 'gateway' | 'ports-scanned' | 'rogue-dhcp';
+
+/** The statements the device store runs when a device is deleted. */
+export const watchSql = {
+  deleteDevicePorts: 'DELETE FROM DevicePorts WHERE dpo_MAC = ?',
+  deleteDeviceMemory: "DELETE FROM WatchMemory WHERE wat_Kind = 'ports-scanned' AND wat_Key = ?",
+} as const;
+
+interface PortRow {
+  dpo_Port: number;
+  dpo_Protocol: 'tcp' | 'udp';
+  dpo_Service: string;
+  dpo_Product: string;
+  dpo_Version: string;
+  dpo_FirstSeen: string;
+  dpo_LastSeen: string;
+}
+
+/** What one port scan changed. */
+export interface PortDiff {
+  /** False on the device's first scan: its ports are recorded without an event. */
+  readonly hadPreviousScan: boolean;
+  readonly opened: readonly OpenPort[];
+  readonly closed: readonly OpenPort[];
+}
+
+export class WatchStore {
+  private readonly memoryAll: Statement<[MemoryKind], { wat_Key: string; wat_Value: string }>;
+  private readonly memoryGet: Statement<[MemoryKind, string], { wat_Value: string }>;
+  private readonly memorySet: Statement<[MemoryKind, string, string]>;
+  private readonly memoryDelete: Statement<[MemoryKind, string]>;
+  private readonly portsOf: Statement<[string], PortRow>;
+  private readonly portUpsert: Statement<[string, number, string, string, string, string, string, string]>;
+  private readonly portDelete: Statement<[string, number, string]>;
+  private readonly existsStmt: Statement<[string], number>;
+  private readonly watched: Statement<[], { mac: string; ip: string }>;
+  private readonly db: Database;
+
+  constructor(db: Database) {
+    this.memoryAll = db.prepare('SELECT wat_Key, wat_Value FROM WatchMemory WHERE wat_Kind = ?');
+    this.memoryGet = db.prepare('SELECT wat_Value FROM WatchMemory WHERE wat_Kind = ? AND wat_Key = ?');
+    this.memorySet = db.prepare(`
+      INSERT INTO WatchMemory (wat_Kind, wat_Key, wat_Value) VALUES (?, ?, ?)
+      ON CONFLICT (wat_Kind, wat_Key) DO UPDATE SET wat_Value = excluded.wat_Value`);
+    this.memoryDelete = db.prepare('DELETE FROM WatchMemory WHERE wat_Kind = ? AND wat_Key = ?');
+    this.portsOf = db.prepare(`
+      SELECT dpo_Port, dpo_Protocol, dpo_Service, dpo_Product, dpo_Version, dpo_FirstSeen, dpo_LastSeen
+      FROM DevicePorts WHERE dpo_MAC = ? ORDER BY dpo_Protocol, dpo_Port`);
+    this.portUpsert = db.prepare(`
+      INSERT INTO DevicePorts (dpo_MAC, dpo_Port, dpo_Protocol, dpo_Service, dpo_Product, dpo_Version,
+                               dpo_FirstSeen, dpo_LastSeen)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (dpo_MAC, dpo_Port, dpo_Protocol) DO UPDATE SET dpo_Service = excluded.dpo_Service,
+        dpo_Product = excluded.dpo_Product, dpo_Version = excluded.dpo_Version,
+        dpo_LastSeen = excluded.dpo_LastSeen`);
+    this.portDelete = db.prepare(
+      'DELETE FROM DevicePorts WHERE dpo_MAC = ? AND dpo_Port = ? AND dpo_Protocol = ?',
+    );
+    this.existsStmt = db.prepare<[string], number>('SELECT 1 FROM Devices WHERE devMac = ?').pluck();
+    this.watched = db.prepare(`
+      SELECT devMac AS mac, devLastIP AS ip FROM Devices
+      WHERE devWatchPorts = 1 AND devPresentLastScan = 1 ORDER BY devMac`);
+    this.db = db;
+  }
+
+  deviceExists(mac: string): boolean {
+    return this.existsStmt.get(mac) !== undefined;
+  }
+
+  /** Present devices with devWatchPorts set, with their last IP (the port watch's targets). */
+  watchedDevices(): { mac: string; ip: string }[] {
+    return this.watched.all();
+  }
+
+  /** Runs `fn` in one IMMEDIATE transaction (the device store's writes inside it join it). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /** Every remembered key of a kind, with its value. */
+  memory(kind: MemoryKind): Map<string, string> {
+    return new Map(this.memoryAll.all(kind).map((row) => [row.wat_Key, row.wat_Value]));
+  }
+
+  remembered(kind: MemoryKind, key: string): string | undefined {
+    return this.memoryGet.get(kind, key)?.wat_Value;
+  }
+
+  /** Sets (value given) or forgets (undefined) one key. Run inside the caller's transaction. */
+  remember(kind: MemoryKind, key: string, value: string | undefined): void {
+    if (value === undefined) this.memoryDelete.run(kind, key);
+    else this.memorySet.run(kind, key, value);
+  }
+
+  /** The device's stored open ports and when they were scanned (null: never). */
+  ports(mac: string): { scannedAt: string | null; ports: StoredPort[] } {
+    const scanned = this.remembered('ports-scanned', mac);
+    return {
+      scannedAt: scanned === undefined ? null : fromDbTime(scanned),
+      ports: this.portsOf.all(mac).map((row) => ({
+        port: row.dpo_Port,
+        protocol: row.dpo_Protocol,
+        service: row.dpo_Service,
+        product: row.dpo_Product,
+        version: row.dpo_Version,
+        firstSeen: fromDbTime(row.dpo_FirstSeen),
+        lastSeen: fromDbTime(row.dpo_LastSeen),
+      })),
+    };
+  }
+
+  /**
+   * Replaces the device's open ports with a scan's and says what changed; undefined when the
+   * device no longer exists (deleted while it was scanned): nothing is written. Runs inside the
+   * caller's transaction (the port watch writes its event in the same one).
+   */
+  writePorts(mac: string, ports: readonly OpenPort[], now: Date): PortDiff | undefined {
+    if (!this.deviceExists(mac)) return undefined;
+    const time = dbTime(now);
+    const hadPreviousScan = this.remembered('ports-scanned', mac) !== undefined;
+    const key = (p: { port: number; protocol: string }): string => `${p.port}/${p.protocol}`;
+    const before = new Map(
+      this.portsOf.all(mac).map((row) => [
+        key({ port: row.dpo_Port, protocol: row.dpo_Protocol }),
+        {
+          port: row.dpo_Port,
+          protocol: row.dpo_Protocol,
+          service: row.dpo_Service,
+          product: row.dpo_Product,
+          version: row.dpo_Version,
+        },
+      ]),
+    );
+    const now_ = new Map(ports.map((p) => [key(p), p]));
+    const opened = [...now_.values()].filter((p) => !before.has(key(p)));
+    const closed = [...before.values()].filter((p) => !now_.has(key(p)));
+    for (const p of closed) this.portDelete.run(mac, p.port, p.protocol);
+    for (const p of now_.values())
+      this.portUpsert.run(mac, p.port, p.protocol, p.service, p.product, p.version, time, time);
+    this.remember('ports-scanned', mac, time);
+    return { hadPreviousScan, opened, closed };
+  }
+}
