@@ -31,8 +31,18 @@ describe('first run', () => {
     assert.equal(lines.length, 1, server.logs.join('\n'));
     const line = JSON.parse(lines[0] ?? '{}') as { level: number; packages: string[]; msg: string };
     assert.equal(line.level, 40, 'a warning');
-    assert.deepEqual(line.packages, ['nmap', 'traceroute', 'dnsutils', 'speedtest-cli', 'arp-scan']);
-    assert.match(line.msg, /apt-get install nmap traceroute dnsutils speedtest-cli arp-scan/);
+    // ping and ip: presence scanning's IPv6 neighbours and the security watch's routes.
+    const packages = [
+      'nmap',
+      'traceroute',
+      'dnsutils',
+      'speedtest-cli',
+      'arp-scan',
+      'iputils-ping',
+      'iproute2',
+    ];
+    assert.deepEqual(line.packages, packages);
+    assert.match(line.msg, new RegExp(`apt-get install ${packages.join(' ')}`));
   });
 
   test('a wrong type on any flag field says "<field> must be 0, 1, true or false"', async () => {

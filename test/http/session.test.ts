@@ -360,8 +360,9 @@ describe('tool routes authorised by the cookie need this server’s own page, wh
     const gets = Object.keys(paths).filter(
       (path) => path.startsWith('/nettools/') && 'get' in (paths[path] ?? {}),
     );
-    // GET /nettools/scan only reads the scanner's status, /nettools/interfaces the host's addresses.
-    const readOnly = new Set(['/nettools/scan', '/nettools/interfaces']);
+    // GET /nettools/scan only reads the scanner's status, /nettools/interfaces the host's addresses,
+    // /nettools/dhcp-watch the last DHCP watch.
+    const readOnly = new Set(['/nettools/scan', '/nettools/interfaces', '/nettools/dhcp-watch']);
     assert.deepEqual(
       gets.filter((path) => !readOnly.has(path)).sort(),
       [...new Set(sideEffectGets.map(([path]) => path))].sort(),
