@@ -91,6 +91,10 @@ export const osTools = {
   'systemd-analyze': 'systemd', // verifies the shipped systemd unit
   sqlite3: 'sqlite3', // tests write rows as another process would
   setcap: 'libcap2-bin', // non-root tests give tool copies file capabilities; getcap reads them at start
+  // The naming tests' DHCP server on a test LAN: the binary only (the `dnsmasq` package would
+  // also install and start a system service).
+  dnsmasq: 'dnsmasq-base',
+  udhcpc: 'udhcpc', // busybox's DHCP client, for the test LAN's hosts
 };
 
 function onPath(command) {

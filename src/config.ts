@@ -8,6 +8,7 @@ import { eventTypes, type EventType } from './devices/history.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ipVersion, parseIpPort, type IpPort } from './validation.js';
+import { parseLeaseSpecs, type LeaseFileSpec } from './names/leases/reader.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -129,6 +130,18 @@ const origins: Parser<string[]> = (raw, name) => {
   return list;
 };
 
+/** DHCP_LEASES: a comma list of format:path (src/names/leases/reader.ts). */
+const leaseFiles: Parser<readonly LeaseFileSpec[]> = (raw, name) => {
+  const specs = parseLeaseSpecs(raw);
+  if (typeof specs === 'string') throw new ConfigError(`${name}: ${specs}`);
+  return specs;
+};
+
+const onOff: Parser<boolean> = (raw, name) => {
+  if (raw === 'on' || raw === 'off') return raw === 'on';
+  throw new ConfigError(`${name} must be on or off, got '${raw}'`);
+};
+
 function oneOf<const T extends string>(...values: T[]): Parser<T> {
   return (raw, name) => {
     if ((values as string[]).includes(raw)) return raw as T;
@@ -235,6 +248,29 @@ export const variables = {
     oneOf('auto', 'arp-scan', 'nmap'),
   ),
   SCAN_TIMEOUT_MS: spec('120000', 'Time limit of one subnet discovery command.', integer(1000, 3_600_000)),
+  DHCP_LEASES: spec(
+    '',
+    'Naming: DHCP lease files to read, a comma list of format:path with format dnsmasq (also Pi-hole, OpenWrt), isc, kea or adguard and an absolute path. Empty: none.',
+    leaseFiles,
+  ),
+  NAME_MDNS: spec(
+    'on',
+    "Naming: ask each device's mDNS responder (UDP 5353) for its name: on or off.",
+    onOff,
+  ),
+  NAME_NETBIOS: spec('on', 'Naming: ask each device for its NetBIOS name (UDP 137): on or off.', onOff),
+  NAME_DNS: spec('on', 'Naming: reverse DNS (PTR) through DNS_SERVER; also fills devFQDN: on or off.', onOff),
+  NAME_CONCURRENCY: spec('32', 'Naming: devices looked up at once.', integer(1, 1024)),
+  NAME_TIMEOUT_MS: spec(
+    '1500',
+    'Naming: time each source has to answer for a device; a silent source is skipped until the next refresh.',
+    integer(50, 60_000),
+  ),
+  NAME_REFRESH_MINUTES: spec(
+    '60',
+    'Naming: minutes before a device not named by a person is looked up again.',
+    integer(1, 525_600),
+  ),
   SSE_KEEPALIVE_MS: spec(
     '15000',
     'Interval of the comment line that keeps event streams open through proxies.',

@@ -35,6 +35,9 @@ import { interfaceProblem } from './scanner/link.js';
 import scanRoutes from './scanner/routes.js';
 import { HistoryRetention } from './scanner/retention.js';
 import { Scanner } from './scanner/scanner.js';
+import { DeviceNamer } from './names/namer.js';
+import { NameResolver, type ResolverOptions } from './names/resolver.js';
+import nameRoutes from './names/routes.js';
 
 export interface Server {
   readonly app: App;
@@ -54,7 +57,16 @@ export interface Server {
 /** arp-scan prints ~50 bytes per host: a /16 needs ~3 MB, more than TOOL_OUTPUT_LIMIT's default. */
 const discoveryOutputLimit = 16 * 1024 * 1024;
 
-export async function createServer(config: Config, logger: Logger): Promise<Server> {
+export interface ServerOptions {
+  /** Test and bench seam: the ports the mDNS and NetBIOS name sources ask (stand-ins on loopback). */
+  readonly testOnlyNamePorts?: ResolverOptions['testOnlyPorts'];
+}
+
+export async function createServer(
+  config: Config,
+  logger: Logger,
+  options: ServerOptions = {},
+): Promise<Server> {
   const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
@@ -122,6 +134,13 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   });
   await app.register(notificationsRoutes, { alerts });
 
+  const namer = new DeviceNamer(
+    new NameResolver({ config, testOnlyPorts: options.testOnlyNamePorts }),
+    devices,
+    config.NAME_REFRESH_MINUTES,
+  );
+  await app.register(nameRoutes, { namer, feed });
+
   const scanner = new Scanner({
     devices,
     config,
@@ -131,6 +150,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
     notifications: alerts.outbox,
+    names: namer,
   });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
 

@@ -4,7 +4,7 @@
  * iterator across awaits, which would hold the connection), so a route can stream them.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
+import { storedFields, withNameSource, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { eventColumns, eventToJson, type EventJson, type EventRow } from '../devices/history.js';
 import type { DeviceChanges } from '../devices/repository.js';
 import { newDeviceRow } from '../devices/sqlite-repository.js';
@@ -140,17 +140,19 @@ export class SqliteCompatStore implements CompatStore {
       const inserted: string[] = [];
       const updated: string[] = [];
       for (const device of devices) {
+        // A CSV import writes devName through the API: a name it gives is the user's.
+        const changes = withNameSource(device.changes, 'user');
         if (this.existsStmt.get(device.mac) === undefined) {
           const row = newDeviceRow(device.mac, {
             devFirstConnection: now,
             devLastConnection: now,
-            ...device.changes,
+            ...changes,
           });
           if (device.guid !== undefined) row.devGUID = device.guid;
           this.insertStmt.run(row);
           inserted.push(device.mac);
         } else {
-          this.update(device.mac, device.changes);
+          this.update(device.mac, changes);
           updated.push(device.mac);
         }
       }

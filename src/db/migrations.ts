@@ -429,6 +429,17 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: 'devNameSource: where a device name came from (user, import, dhcp, mdns, netbios, dns)',
+    up(db) {
+      // Every name stored before this migration was written by a person or an import: protect it
+      // as a user name, so that automatic naming never replaces it.
+      db.exec(`
+        ALTER TABLE Devices ADD COLUMN devNameSource TEXT NOT NULL DEFAULT '';
+        UPDATE Devices SET devNameSource = 'user' WHERE devName NOT IN ('', '(unknown)');
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

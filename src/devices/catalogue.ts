@@ -88,7 +88,30 @@ export const storedFields: readonly StoredField[] = [
   field('devSourcePlugin', 'text', '', 'Plugin or scanner that discovered the device.'),
   field('devCustomProps', 'json', [], 'Custom properties: a JSON array of objects.'),
   field('devFQDN', 'text', '', 'Fully qualified domain name.'),
+  field(
+    'devNameSource',
+    'text',
+    '',
+    "Where devName came from: user (the API or console), import (a database import), dhcp, mdns, netbios, dns (automatic naming), or '' (no name). Set by netkeep; read-only.",
+    false,
+    6,
+  ),
 ];
+
+/**
+ * devNameSource for a devName written by a person (source `user`) or a database import
+ * (`import`): '' when the name written is no name ('' or the default '(unknown)'), so that the
+ * device can be named automatically again.
+ */
+export function nameSourceOf(devName: unknown, source: 'user' | 'import'): string {
+  return devName === '' || devName === '(unknown)' ? '' : source;
+}
+
+/** `columns` plus the devNameSource their devName implies (unchanged when devName is not among them). */
+export function withNameSource<T extends Record<string, unknown>>(columns: T, source: 'user' | 'import'): T {
+  if (!Object.hasOwn(columns, 'devName')) return columns;
+  return { ...columns, devNameSource: nameSourceOf(columns.devName, source) };
+}
 
 /** Fields computed on GET, never stored; a client may echo them back and they are ignored. */
 export const computedFields = {
@@ -120,7 +143,11 @@ export const computedFields = {
 export const fieldsByName: ReadonlyMap<string, StoredField> = new Map(storedFields.map((f) => [f.name, f]));
 export const editableFields: readonly StoredField[] = storedFields.filter((f) => f.editable);
 /** Names a client may send back from a GET; they are accepted and ignored on writes. */
-export const ignoredOnWrite: ReadonlySet<string> = new Set([...Object.keys(computedFields), 'devGUID']);
+export const ignoredOnWrite: ReadonlySet<string> = new Set([
+  ...Object.keys(computedFields),
+  'devGUID',
+  'devNameSource',
+]);
 
 // ---------------------------------------------------------------------------------------------
 // DDL

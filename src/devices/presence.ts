@@ -67,6 +67,28 @@ export interface ScanStateRow {
   readonly lastAbsence: AbsenceEvent | null;
 }
 
+/**
+ * A name found by automatic naming (src/names) for an existing device. The store writes it only
+ * while the device's name is not a user or import name (checked again in the same statement).
+ */
+export interface NameUpdate {
+  readonly mac: string;
+  /** Null leaves devName and devNameSource as they are (e.g. only devFQDN changes). */
+  readonly name: string | null;
+  readonly source: 'dhcp' | 'mdns' | 'netbios' | 'dns' | null;
+  /** Non-null: set devFQDN (the reverse DNS answer). */
+  readonly fqdn: string | null;
+}
+
+/** What naming needs of a stored device: its name, where that came from, its FQDN. */
+export interface StoredDeviceName {
+  readonly name: string;
+  readonly source: string;
+  readonly fqdn: string;
+  /** devLastIP: where the device's own responders are asked. */
+  readonly ip: string;
+}
+
 /** A device the scan found first: its MAC is known to be a string. */
 export type NewDeviceJson = DeviceJson & { readonly devMac: string };
 
@@ -83,4 +105,6 @@ export interface PresenceChanges {
   readonly closeSessions: readonly PlannedSessionClose[];
   /** Scanner memory rows that change (written as upserts). */
   readonly scanState: readonly ScanStateRow[];
+  /** Names found for existing devices this cycle (src/names); new devices carry theirs. */
+  readonly names?: readonly NameUpdate[];
 }

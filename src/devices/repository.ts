@@ -12,7 +12,7 @@
 import type { Period } from '../time.js';
 import type { DeviceJson } from './catalogue.js';
 import type { EventJson, SessionJson } from './history.js';
-import type { KnownDevice, PresenceChanges } from './presence.js';
+import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from './presence.js';
 import type { DeviceListQuery } from './list-query.js';
 import type { DeviceGroup, DeviceStatus } from './status.js';
 
@@ -181,6 +181,15 @@ export interface DeviceRepository {
   pruneHistory(before: Date, limit: number): PruneResult;
   /** Drops the scanner's memory of MACs that are no longer devices (deleted by another process). */
   pruneScanMemory(): void;
+  /** Every device's name and its source (automatic naming decides from them), in one read. */
+  loadNames(): Map<string, StoredDeviceName>;
+  /** One device's name and its source; undefined when there is no such device. */
+  getName(mac: string): StoredDeviceName | undefined;
+  /**
+   * Stores an automatic name (never over a user or import name: that is checked in the write
+   * itself). False when nothing changed.
+   */
+  setName(update: NameUpdate): boolean;
 }
 
 /** Connected seconds as hours with 2 decimals (devPresenceHours). */

@@ -21,6 +21,7 @@ import {
   fieldsByName,
   jsonToColumns,
   rowToJson,
+  withNameSource,
   type DbValue,
   type DeviceRow,
 } from './catalogue.js';
@@ -32,7 +33,7 @@ import {
   type SessionJson,
   type SessionRow,
 } from './history.js';
-import type { KnownDevice, PresenceChanges } from './presence.js';
+import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from './presence.js';
 import {
   presenceHours,
   type ApplyHooks,
@@ -59,6 +60,7 @@ import {
   deviceListStatements,
   updateOneSql,
   deviceSql,
+  nameSql,
   presenceSql,
 } from './sqlite-sql.js';
 import { searchParams, type DeviceListQuery } from './list-query.js';
@@ -78,6 +80,21 @@ interface ChildRow {
   devParentPort: number | null;
   devLastIP: string;
 }
+
+interface NameRow {
+  devMac: string;
+  devName: string;
+  devNameSource: string;
+  devFQDN: string;
+  devLastIP: string;
+}
+
+const nameOf = (row: NameRow): StoredDeviceName => ({
+  name: row.devName,
+  source: row.devNameSource,
+  fqdn: row.devFQDN,
+  ip: row.devLastIP,
+});
 
 interface StateRow {
   devMac: string;
@@ -235,6 +252,10 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly pruneEventsStmt: Statement<[string, number]>;
   private readonly pruneSessionsStmt: Statement<[string, number]>;
   private readonly pruneScanStateStmt: Statement<[]>;
+  private readonly loadNamesStmt: Statement<[], NameRow>;
+  private readonly getNameStmt: Statement<[string], NameRow>;
+  private readonly setNameStmt: Statement<[NameUpdate]>;
+  private readonly markNameWrittenStmt: Statement<[{ mac: string; source: string }]>;
   /** Prepared on first use and kept, keyed by SQL text: one entry per list shape (a few hundred at most). */
   private readonly listStmts = new Map<string, ListStatements>();
   private readonly groupTotalsStmt: Statement<[], Record<DeviceGroup, number>>;
@@ -296,6 +317,10 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.pruneEventsStmt = db.prepare(presenceSql.pruneEvents);
     this.pruneSessionsStmt = db.prepare(presenceSql.pruneSessions);
     this.pruneScanStateStmt = db.prepare(presenceSql.pruneScanState);
+    this.loadNamesStmt = db.prepare(nameSql.load);
+    this.getNameStmt = db.prepare(nameSql.get);
+    this.setNameStmt = db.prepare(nameSql.set);
+    this.markNameWrittenStmt = db.prepare(nameSql.markWritten);
     this.groupTotalsStmt = db.prepare(deviceTotalsSql);
     const read = db.transaction((fn: () => unknown) => fn());
     this.readTx = <T>(fn: () => T): T => read(fn) as T;
@@ -324,6 +349,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.copyTx = db.transaction((from: string, to: string): boolean => {
       if (this.copyStmt.run({ from, to, guid: randomUUID() }).changes === 0) return false;
       this.deleteScanStateStmt.run(to);
+      // A copy writes devName through the API: it is the user's name now.
+      this.markNameWrittenStmt.run({ mac: to, source: 'user' });
       return true;
     });
     this.presenceTx = db.transaction((changes: PresenceChanges, hooks: ApplyHooks) => {
@@ -388,11 +415,24 @@ export class SqliteDeviceRepository implements DeviceRepository {
   create(mac: string, changes: DeviceChanges, now: Date): CreateResult {
     const nowText = dbTime(now);
     return this.createTx(
-      newDeviceRow(mac, { devFirstConnection: nowText, devLastConnection: nowText, ...toColumns(changes) }),
+      newDeviceRow(
+        mac,
+        withNameSource(
+          { devFirstConnection: nowText, devLastConnection: nowText, ...toColumns(changes) },
+          'user',
+        ),
+      ),
     );
   }
 
   update(mac: string, changes: DeviceChanges): boolean {
+    const updated = this.updateFields(mac, changes);
+    // Any devName written through the API is the user's (or, when it is no name, none at all).
+    if (updated && Object.hasOwn(changes, 'devName')) this.markNameWrittenStmt.run({ mac, source: 'user' });
+    return updated;
+  }
+
+  private updateFields(mac: string, changes: DeviceChanges): boolean {
     const columns = toColumns(changes);
     const given = Object.keys(columns);
     if (given.length === 1 && given[0] !== undefined) {
@@ -535,6 +575,21 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.pruneScanStateStmt.run();
   }
 
+  loadNames(): Map<string, StoredDeviceName> {
+    const names = new Map<string, StoredDeviceName>();
+    for (const row of this.loadNamesStmt.iterate()) names.set(row.devMac, nameOf(row));
+    return names;
+  }
+
+  getName(mac: string): StoredDeviceName | undefined {
+    const row = this.getNameStmt.get(mac);
+    return row === undefined ? undefined : nameOf(row);
+  }
+
+  setName(update: NameUpdate): boolean {
+    return this.setNameStmt.run(update).changes > 0;
+  }
+
   private writePresence(changes: PresenceChanges): void {
     for (const device of changes.newDevices)
       this.insertStmt.run(newDeviceRow(device.devMac, jsonToColumns(device)));
@@ -547,6 +602,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     for (const e of changes.events)
       this.insertEventStmt.run(e.mac, e.ip, dbTime(e.dateTime), e.type, e.additionalInfo, e.pendingAlert);
     for (const s of changes.scanState) this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence);
+    for (const n of changes.names ?? []) this.setNameStmt.run(n);
   }
 
   /** The counts of one period; run inside a read transaction (one snapshot). */

@@ -193,6 +193,24 @@ export const presenceSql = {
     'DELETE FROM ScanState WHERE NOT EXISTS (SELECT 1 FROM Devices WHERE devMac = ScanState.mac)',
 } as const;
 
+/** Names and where they came from (the rules live in src/names/rules.ts). */
+export const nameSql = {
+  load: 'SELECT devMac, devName, devNameSource, devFQDN, devLastIP FROM Devices',
+  get: 'SELECT devMac, devName, devNameSource, devFQDN, devLastIP FROM Devices WHERE devMac = ?',
+  // An automatic name: never over a user or import name, even one written a moment ago.
+  set: `UPDATE Devices SET
+      devName = CASE WHEN @name IS NULL THEN devName ELSE @name END,
+      devNameSource = CASE WHEN @name IS NULL THEN devNameSource ELSE @source END,
+      devFQDN = COALESCE(@fqdn, devFQDN)
+    WHERE devMac = @mac
+      AND (@name IS NULL OR devNameSource NOT IN ('user', 'import'))
+      AND (devName IS NOT COALESCE(@name, devName) OR devNameSource IS NOT COALESCE(@source, devNameSource)
+        OR devFQDN IS NOT COALESCE(@fqdn, devFQDN))`,
+  // A name written by a person (@source 'user') or an import ('import'); no name clears the source.
+  markWritten: `UPDATE Devices SET devNameSource =
+      CASE WHEN devName IN ('', '(unknown)') THEN '' ELSE @source END WHERE devMac = @mac`,
+} as const;
+
 /**
  * Which devices' answers a write on this connection changed, reported by TEMP triggers (they fire
  * for this connection only, whoever on it writes: routes, the scanner, an import, the alerts hook)

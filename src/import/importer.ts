@@ -22,7 +22,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { maxTextLength, storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
+import { maxTextLength, storedFields, withNameSource, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { newDeviceRow } from '../devices/sqlite-repository.js';
 import { deviceSql } from '../devices/sqlite-sql.js';
 import { sessionColumns } from '../devices/history.js';
@@ -540,7 +540,11 @@ class Importer {
               continue;
             }
             const guid = values.devGUID;
-            const row = newDeviceRow(mac, { devFirstConnection: now, devLastConnection: now, ...values });
+            // A name the source gives is an import name: automatic naming never replaces it.
+            const row = newDeviceRow(
+              mac,
+              withNameSource({ devFirstConnection: now, devLastConnection: now, ...values }, 'import'),
+            );
             if (typeof guid === 'string') row.devGUID = guid;
             insert.run(row);
             this.options.onDevice?.(mac, 'created');
@@ -578,6 +582,7 @@ class Importer {
       )
         fill[name] = theirs;
     }
+    if (fill.devName !== undefined) fill.devNameSource = 'import';
     const first = values.devFirstConnection;
     const myFirst = existing.devFirstConnection;
     if (typeof first === 'string' && (typeof myFirst !== 'string' || first < myFirst))

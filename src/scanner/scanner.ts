@@ -20,6 +20,7 @@ import {
   type ScanToolName,
   type SubnetResult,
 } from './discovery.js';
+import type { PreparedNames, SeenDevice } from '../names/namer.js';
 import { planCycle, type PlannedEvent } from './state-machine.js';
 import { ScanStore } from './store.js';
 import { parseScanSubnets, type ScanSubnet } from './subnets.js';
@@ -60,6 +61,13 @@ export interface ScannerOptions {
    * that the cycle and its notifications are stored together or not at all.
    */
   readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
+  /**
+   * Automatic naming (src/names): looks the seen devices up before the cycle's transaction, and
+   * puts the names found into the plan inside it.
+   */
+  readonly names?: {
+    prepare(seen: ReadonlyMap<string, SeenDevice>, now: Date, signal?: AbortSignal): Promise<PreparedNames>;
+  };
 }
 
 /** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
@@ -226,24 +234,33 @@ export class Scanner {
     }
     const observations = mergeSightings(results);
     let newDevices = 0;
+    // Naming waits on the network, so it runs before the transaction; the names go into the plan.
+    const naming =
+      errors.length === 0
+        ? await this.options.names?.prepare(observations, this.now(), controller.signal)
+        : undefined;
     if (errors.length === 0) {
       try {
         // Load, plan and apply run synchronously, so no API write can slip in between them.
         const known = this.store.loadState();
         const now = this.now();
-        const plan = planCycle({
+        const planned = planCycle({
           known,
           observations,
           missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
           now,
         });
+        const plan = naming ? naming.apply(planned) : planned;
         const notifications = this.options.notifications;
         this.store.apply(
           plan,
           notifications && { beforeCommit: () => notifications.record(plan.events, now) },
         );
         newDevices = plan.counts.newDevices;
-        this.options.logger.info({ event: 'scan-cycle', ...plan.counts }, 'scan cycle applied');
+        this.options.logger.info(
+          { event: 'scan-cycle', ...plan.counts, named: naming?.named ?? 0 },
+          'scan cycle applied',
+        );
         this.options.feed?.publish('scan-applied', {
           events: plan.events.map((e) => ({
             mac: e.mac,
@@ -272,6 +289,8 @@ export class Scanner {
       devicesSeen: observations.size,
       newDevices,
       errors,
+      named: errors.length === 0 ? (naming?.named ?? 0) : 0,
+      nameSourceErrors: [...(naming?.errors ?? [])],
     };
     this.lastCycle = summary;
     this.options.feed?.publish('scan-finished', summary);

@@ -11,6 +11,25 @@ export const CycleSummarySchema = Type.Object(
     errors: Type.Array(Type.String(), {
       description: 'Why the cycle failed; empty on success. A failed cycle changes nothing.',
     }),
+    named: Type.Integer({ description: 'Devices named or renamed by automatic naming in this cycle.' }),
+    nameSourceErrors: Type.Array(
+      Type.Object(
+        {
+          source: Type.Union([
+            Type.Literal('dhcp'),
+            Type.Literal('mdns'),
+            Type.Literal('netbios'),
+            Type.Literal('dns'),
+          ]),
+          message: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description:
+          'Naming troubles of this cycle (a lease file missing or not understood, a DNS server not answering): warnings, never a failed cycle.',
+      },
+    ),
   },
   { $id: 'ScanCycle', additionalProperties: false },
 );

@@ -151,6 +151,14 @@ describe('web console in Chromium', { skip }, () => {
     );
   });
 
+  test('the device page shows where the name came from; Resolve name asks the sources and keeps a user name', async () => {
+    await page.goto(`${server.url}/ui/devices/${target}`);
+    await page.getByText('name given by a person').waitFor();
+    await page.getByRole('button', { name: 'Resolve name' }).click();
+    await page.getByText('Name: Lab server (given by a person). No source answered.').waitFor();
+    assert.equal((await server.request('GET', `/device/${target}`)).json.devNameSource, 'user');
+  });
+
   test('nmap of 127.0.0.1 from the device page shows its output while running and at the end', async () => {
     await page.goto(`${server.url}/ui/devices/${target}`);
     assert.equal(await page.getByLabel('Port scan target').inputValue(), '127.0.0.1');

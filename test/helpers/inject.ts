@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createServer, type Server } from '../../src/server.js';
+import { createServer, type Server, type ServerOptions } from '../../src/server.js';
 import { requestParts, testResponse, type RequestOptions, type TestResponse } from './server.js';
 
 const token = 'inject-token-0123456789abcdef';
@@ -24,7 +24,10 @@ export class InProcessServer {
   readonly token = token;
 
   /** Builds the app on a fresh data directory; `env` overrides the safe test defaults. */
-  static async start(env: Record<string, string> = {}): Promise<InProcessServer> {
+  static async start(
+    env: Record<string, string> = {},
+    options: ServerOptions = {},
+  ): Promise<InProcessServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-inject-'));
     const config = loadConfig(
       {
@@ -36,11 +39,14 @@ export class InProcessServer {
         SPEEDTEST_BACKEND: 'builtin',
         DNS_SERVER: '127.0.0.1:9',
         WOL_BROADCAST: '127.255.255.255',
+        // mDNS and NetBIOS ask each device's own address: on only where a test turns them on (test LANs).
+        NAME_MDNS: 'off',
+        NAME_NETBIOS: 'off',
         ...env,
       },
       dataDir, // no .env file there
     );
-    const server = await createServer(config, createLogger('silent'));
+    const server = await createServer(config, createLogger('silent'), options);
     await server.app.ready();
     return new InProcessServer(server, dataDir);
   }

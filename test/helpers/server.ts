@@ -100,6 +100,9 @@ export class TestServer {
       SPEEDTEST_BACKEND: 'builtin', // speedtest-cli would ask speedtest.net: only in an isolated namespace
       DNS_SERVER: '127.0.0.1:9',
       WOL_BROADCAST: '127.255.255.255',
+      // mDNS and NetBIOS ask each device's own address: on only where a test turns them on (test LANs).
+      NAME_MDNS: 'off',
+      NAME_NETBIOS: 'off',
       // npm start under a running suite must not install or build what the suite is using.
       NETKEEP_START_NO_PREPARE: '1',
       ...(options.generateToken ? {} : { API_TOKEN: token }),

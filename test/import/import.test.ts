@@ -111,6 +111,7 @@ describe('npm run import: NetAlertX app.db into a running server', () => {
   test('devices keep their fields, with MACs normalised and times in UTC', async () => {
     const router = await getJson(server, '/device/aa:bb:cc:00:00:01');
     assert.equal(router.devName, 'Router');
+    assert.equal(router.devNameSource, 'import', 'an imported name is never replaced by automatic naming');
     assert.equal(router.devType, 'Router');
     assert.equal(router.devFavorite, 1);
     assert.equal(router.devPresentLastScan, 1);

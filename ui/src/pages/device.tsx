@@ -128,6 +128,22 @@ const labels: Readonly<Record<string, string>> = {
   devCustomProps: 'Custom properties (JSON array)',
 };
 
+/** Where a name came from (devNameSource), as the page says it. */
+const nameSources: Readonly<Record<string, string>> = {
+  user: 'given by a person',
+  import: 'imported',
+  dhcp: 'from the DHCP lease',
+  mdns: 'from mDNS',
+  netbios: 'from NetBIOS',
+  dns: 'from reverse DNS',
+};
+
+interface ResolvedName {
+  readonly name: string;
+  readonly source: string;
+  readonly candidates: readonly { source: string; name: string }[];
+}
+
 /** Fields whose catalogue description says more than their label (shown under the input). */
 const hinted = new Set(['devVendor', 'devParentRelType', 'devIcon', 'devSkipRepeated', 'devParentMAC']);
 
@@ -488,6 +504,26 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
         <button
           type="button"
           disabled={action.running}
+          title="Ask the DHCP leases, mDNS, NetBIOS and reverse DNS for this device's name now. A name given by a person is kept."
+          onClick={() =>
+            void run('name', async () => {
+              const r = await api<ResolvedName>('POST', `/device/${mac}/resolve-name`);
+              onChanged();
+              const found = r.candidates.map((c) => `${c.name} (${c.source})`).join(', ');
+              return `Name: ${r.name}${r.source ? ` (${nameSources[r.source] ?? r.source})` : ''}. ${
+                found ? `Sources answered: ${found}.` : 'No source answered.'
+              }`;
+            })
+          }
+        >
+          Resolve name
+        </button>
+        {running === 'name' && <Busy label="Asking…" />}
+      </div>
+      <div class="action-row">
+        <button
+          type="button"
+          disabled={action.running}
           onClick={() =>
             void run('wol', async () => {
               const r = await api<{ message: string; output: string }>('POST', '/nettools/wakeonlan', {
@@ -629,6 +665,9 @@ export function DevicePage({ mac }: { readonly mac: string }) {
           </div>
           <p class="muted summary">
             <span class="mono">{d.devMac}</span>
+            {typeof d.devNameSource === 'string' && d.devNameSource !== '' && (
+              <span class="name-source"> · name {nameSources[d.devNameSource] ?? d.devNameSource}</span>
+            )}
             {d.devLastIP && (
               <>
                 {' · '}

@@ -1,0 +1,76 @@
+/** POST /device/<mac>/resolve-name through the real app, with an mDNS responder on loopback. */
+import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { after, before, describe, test } from 'node:test';
+import { InProcessServer } from '../helpers/inject.js';
+import { mdnsAnswer, startResponder, type Responder } from '../helpers/name-responders.js';
+
+describe('POST /device/<mac>/resolve-name', () => {
+  let server: InProcessServer;
+  let responder: Responder;
+  before(async () => {
+    const probe = createSocket('udp4');
+    await new Promise<void>((resolve) => {
+      probe.bind(0, '127.0.3.1', resolve);
+    });
+    const port = probe.address().port;
+    await new Promise<void>((resolve) => {
+      probe.close(resolve);
+    });
+    responder = await startResponder(
+      '127.0.3.1',
+      port,
+      'answer',
+      mdnsAnswer({ '127.0.3.1': 'living-room-tv' }),
+    );
+    server = await InProcessServer.start(
+      { NAME_MDNS: 'on', NAME_TIMEOUT_MS: '300' },
+      { testOnlyNamePorts: { mdns: port, netbios: port } },
+    );
+  });
+  after(async () => {
+    await server.stop();
+    await responder.close();
+  });
+
+  test('names a device now, stores it under the rules, and reports a user name without replacing it', async () => {
+    let res = await server.request('POST', '/device/02:00:00:00:03:01', {
+      body: { createNew: true, devLastIP: '127.0.3.1' },
+    });
+    assert.equal(res.status, 200, res.text);
+    res = await server.request('POST', '/device/02-00-00-00-03-01/resolve-name');
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.json, {
+      success: true,
+      name: 'living-room-tv',
+      source: 'mdns',
+      candidates: [{ source: 'mdns', name: 'living-room-tv' }],
+    });
+    const device = (await server.request('GET', '/device/02:00:00:00:03:01')).json;
+    assert.equal(device.devName, 'living-room-tv');
+    assert.equal(device.devNameSource, 'mdns');
+
+    await server.request('POST', '/device/02:00:00:00:03:01', { body: { devName: 'TV' } });
+    res = await server.request('POST', '/device/02:00:00:00:03:01/resolve-name');
+    assert.deepEqual(res.json, {
+      success: true,
+      name: 'TV',
+      source: 'user',
+      candidates: [{ source: 'mdns', name: 'living-room-tv' }],
+    });
+    assert.equal((await server.request('GET', '/device/02:00:00:00:03:01')).json.devName, 'TV');
+  });
+
+  test('a device without an answer keeps no name; unknown devices are 404, bad MACs 400', async () => {
+    await server.request('POST', '/device/02:00:00:00:03:02', {
+      body: { createNew: true, devLastIP: '127.0.3.2' },
+    });
+    let res = await server.request('POST', '/device/02:00:00:00:03:02/resolve-name');
+    assert.deepEqual(res.json, { success: true, name: '(unknown)', source: '', candidates: [] });
+    res = await server.request('POST', '/device/02:00:00:00:03:09/resolve-name');
+    assert.equal(res.status, 404);
+    assert.equal(res.json.code, 'DEVICE_NOT_FOUND');
+    res = await server.request('POST', '/device/not-a-mac/resolve-name');
+    assert.equal(res.status, 400);
+  });
+});
