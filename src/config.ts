@@ -259,6 +259,16 @@ export const variables = {
     onOff,
   ),
   NAME_NETBIOS: spec('on', 'Naming: ask each device for its NetBIOS name (UDP 137): on or off.', onOff),
+  RANDOM_MAC_LINK: spec(
+    'on',
+    'Link a random MAC new to the scan to an existing device by its DHCP client identifier or hostname (docs/random-macs.md): on or off.',
+    onOff,
+  ),
+  NOTIFY_RANDOM_MAC: spec(
+    'on',
+    'Notify a New Device whose MAC is random and was not linked to a known device (off: guest phones stay quiet): on or off.',
+    onOff,
+  ),
   NAME_DNS: spec('on', 'Naming: reverse DNS (PTR) through DNS_SERVER; also fills devFQDN: on or off.', onOff),
   NAME_CONCURRENCY: spec('32', 'Naming: devices looked up at once.', integer(1, 1024)),
   NAME_TIMEOUT_MS: spec(
@@ -289,7 +299,7 @@ export const variables = {
   HISTORY_DAYS: spec('365', 'Events and sessions older than this are pruned daily.', integer(1, 36_500)),
   NOTIFY_EVENTS: spec(
     'all',
-    'Scan event types that may be notified: all, or a comma-separated list (New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed).',
+    'Scan event types that may be notified: all, or a comma-separated list (New Device, Connected, Disconnected, Device Down, Down Reconnected, IP Changed, MAC Linked).',
     eventTypeList,
   ),
   NOTIFY_MAX_ATTEMPTS: spec(

@@ -15,6 +15,7 @@ export const eventTypes = [
   'Device Down',
   'Down Reconnected',
   'IP Changed',
+  'MAC Linked',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 

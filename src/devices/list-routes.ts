@@ -25,7 +25,9 @@ import {
   parseSearch,
   parseSort,
   parseStatus,
-  pathMac,
+  parseRandom,
+  deviceMac,
+  randomParam,
   periodParam,
   searchParam,
   sortParam,
@@ -41,6 +43,7 @@ const DevicesQuery = Type.Object(
     q: Type.Optional(searchParam),
     sort: Type.Optional(sortParam),
     order: Type.Optional(orderParam),
+    random: Type.Optional(randomParam),
     offset: pagingParams.offset,
     limit: Type.Optional(
       Type.String({
@@ -143,8 +146,9 @@ export default async function deviceListRoutes(
       const status = parseStatus(request.query.status);
       const q = parseSearch(request.query.q);
       const sort = parseSort(request.query);
+      const random = parseRandom(request.query.random);
       const { offset, limit } = parseDeviceListPage(request.query);
-      const { total, items } = deviceBatches(repository, { status, q, ...sort }, offset, limit);
+      const { total, items } = deviceBatches(repository, { status, q, random, ...sort }, offset, limit);
       // Streamed: a list of every device, each with text fields of up to 16 KB, must not be built
       // in memory as one object and one string.
       return reply
@@ -170,7 +174,7 @@ export default async function deviceListRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       const period = parsePeriod(request.query.period);
       const page = parsePage(request.query);
       const result = repository.listEvents(mac, period, new Date(), page);
@@ -196,7 +200,7 @@ export default async function deviceListRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       const period = parsePeriod(request.query.period);
       const page = parsePage(request.query);
       const result = repository.listSessions(mac, period, new Date(), page);

@@ -21,6 +21,7 @@ const needs: Record<EventType, 'none' | 'down' | 'events'> = {
   Connected: 'events',
   Disconnected: 'events',
   'IP Changed': 'events',
+  'MAC Linked': 'events',
 };
 
 describe('alert rules', () => {

@@ -125,11 +125,15 @@ describe('GET /devices', () => {
       const expected = devices.find((d) => d.mac === item.devMac);
       assert.ok(expected);
       assert.equal(item.devStatus, expected.status, String(item.devMac));
-      assert.deepEqual(Object.keys(item).sort(), [...storedFields.map((f) => f.name), 'devStatus'].sort());
+      assert.deepEqual(
+        Object.keys(item).sort(),
+        [...storedFields.map((f) => f.name), 'devStatus', 'devRandomMac'].sort(),
+      );
       // The stored fields are exactly what GET /device/<mac> returns.
       const full = (await server.request('GET', `/device/${String(item.devMac)}`)).json;
       for (const f of storedFields) assert.deepEqual(item[f.name], full[f.name], f.name);
       assert.equal(item.devStatus, full.devStatus);
+      assert.equal(item.devRandomMac, full.devRandomMac);
     }
   });
 

@@ -76,6 +76,8 @@ describe('/device endpoints', () => {
       assert.deepEqual(res.json, {
         ...defaultDeviceJson(),
         devStatus: 'Off-line',
+        devRandomMac: 0,
+        devMacs: [],
         devSessions: 0,
         devEvents: 0,
         devDownAlerts: 0,
