@@ -134,11 +134,8 @@ export async function createServer(
   });
   await app.register(notificationsRoutes, { alerts });
 
-  const namer = new DeviceNamer(
-    new NameResolver({ config, testOnlyPorts: options.testOnlyNamePorts }),
-    devices,
-    config.NAME_REFRESH_MINUTES,
-  );
+  const resolver = new NameResolver({ config, testOnlyPorts: options.testOnlyNamePorts });
+  const namer = new DeviceNamer(resolver, devices, config.NAME_REFRESH_MINUTES);
   await app.register(nameRoutes, { namer, feed });
 
   const scanner = new Scanner({
@@ -151,6 +148,7 @@ export async function createServer(
     feed,
     notifications: alerts.outbox,
     names: namer,
+    leases: resolver.leases.configured ? async () => (await resolver.leases.read()).byMac : undefined,
   });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
 

@@ -21,7 +21,9 @@ import {
   type SubnetResult,
 } from './discovery.js';
 import type { PreparedNames, SeenDevice } from '../names/namer.js';
-import { planCycle, type PlannedEvent } from './state-machine.js';
+import { linkInfo, MacStep, mapAliases, type DhcpIdentity } from './macs.js';
+import { planCycle, type PlannedEvent, type ScanPlan } from './state-machine.js';
+import { isRandomMac } from '../validation.js';
 import { ScanStore } from './store.js';
 import { parseScanSubnets, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
@@ -30,7 +32,13 @@ export type { CycleSummary } from './summary.js';
 
 export type ScannerConfig = Pick<
   Config,
-  'SCAN_SUBNETS' | 'SCAN_INTERVAL' | 'SCAN_MISSES_BEFORE_ABSENT' | 'SCAN_TOOL' | 'SCAN_TIMEOUT_MS'
+  | 'SCAN_SUBNETS'
+  | 'SCAN_INTERVAL'
+  | 'SCAN_MISSES_BEFORE_ABSENT'
+  | 'SCAN_TOOL'
+  | 'SCAN_TIMEOUT_MS'
+  | 'RANDOM_MAC_LINK'
+  | 'NOTIFY_RANDOM_MAC'
 >;
 
 export interface ScannerOptions {
@@ -68,6 +76,41 @@ export interface ScannerOptions {
   readonly names?: {
     prepare(seen: ReadonlyMap<string, SeenDevice>, now: Date, signal?: AbortSignal): Promise<PreparedNames>;
   };
+  /**
+   * The DHCP leases' identity of each MAC (DHCP_LEASES), read before the cycle's transaction: the
+   * automatic linking of random MACs uses them. Undefined: no lease files, no linking.
+   */
+  readonly leases?: () => Promise<ReadonlyMap<string, DhcpIdentity>>;
+}
+
+/**
+ * The plan with the alias step's writes: the links (DeviceMacs rows), their `MAC Linked` events
+ * (notified only when the device's devAlertEvents is set: the rules decide) and the aliases seen.
+ */
+function withLinks(
+  plan: ScanPlan,
+  macs: { readonly links: ScanPlan['links']; readonly aliasesSeen: readonly string[] },
+  known: ReadonlyMap<string, { readonly alertEvents: boolean; readonly lastIP: string }>,
+  now: Date,
+): ScanPlan {
+  const links = macs.links ?? [];
+  if (links.length === 0 && macs.aliasesSeen.length === 0) return plan;
+  const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  const ipOf = new Map(plan.updates.map((u) => [u.mac, u.lastIP]));
+  const events: PlannedEvent[] = links.map((link) => ({
+    mac: link.devMac,
+    ip: ipOf.get(link.devMac) ?? known.get(link.devMac)?.lastIP ?? '',
+    type: 'MAC Linked',
+    dateTime: at,
+    additionalInfo: linkInfo(link),
+    pendingAlert: known.get(link.devMac)?.alertEvents === true ? 1 : 0,
+  }));
+  return {
+    ...plan,
+    events: [...plan.events, ...events],
+    links: links.map((link) => ({ ...link, dateTime: at })),
+    aliasesSeen: macs.aliasesSeen.map((mac) => ({ mac, dateTime: at })),
+  };
 }
 
 /** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
@@ -96,6 +139,7 @@ export interface ScanStatus {
 export class Scanner {
   readonly subnets: readonly ScanSubnet[];
   private readonly store: ScanStore;
+  private readonly macs: MacStep;
   private readonly now: () => Date;
   private readonly intervalMs: number;
   private readonly tool: ScanToolName;
@@ -109,6 +153,7 @@ export class Scanner {
   constructor(private readonly options: ScannerOptions) {
     this.subnets = parseScanSubnets(options.config.SCAN_SUBNETS);
     this.store = new ScanStore(options.devices);
+    this.macs = new MacStep(options.devices, options.config.RANDOM_MAC_LINK);
     this.now = options.now ?? (() => new Date());
     this.intervalMs = options.testOnlyIntervalMs ?? options.config.SCAN_INTERVAL * 1000;
     this.tool = scanTool(options.config.SCAN_TOOL, options.arpScanInstalled ?? true);
@@ -234,28 +279,40 @@ export class Scanner {
     }
     const observations = mergeSightings(results);
     let newDevices = 0;
+    // Lease files are read before the transaction (file I/O); a failed read only means no linking.
+    const leases =
+      errors.length === 0 && this.options.config.RANDOM_MAC_LINK
+        ? await this.options.leases?.().catch(() => undefined)
+        : undefined;
     // Naming waits on the network, so it runs before the transaction; the names go into the plan.
     const naming =
       errors.length === 0
-        ? await this.options.names?.prepare(observations, this.now(), controller.signal)
+        ? await this.options.names?.prepare(
+            // Named as devices: an alias's lookup names the device it belongs to.
+            mapAliases(observations, this.options.devices.loadAliases()).observations,
+            this.now(),
+            controller.signal,
+          )
         : undefined;
     if (errors.length === 0) {
       try {
         // Load, plan and apply run synchronously, so no API write can slip in between them.
         const known = this.store.loadState();
         const now = this.now();
+        // Aliases and links first: the state machine sees devices, whichever MAC they used.
+        const macs = this.macs.run(observations, new Set(known.keys()), leases, now);
         const planned = planCycle({
           known,
-          observations,
+          observations: macs.observations,
           missesBeforeAbsent: this.options.config.SCAN_MISSES_BEFORE_ABSENT,
           now,
         });
-        const plan = naming ? naming.apply(planned) : planned;
+        const plan = withLinks(naming ? naming.apply(planned) : planned, macs, known, now);
         const notifications = this.options.notifications;
-        this.store.apply(
-          plan,
-          notifications && { beforeCommit: () => notifications.record(plan.events, now) },
-        );
+        const notified = this.options.config.NOTIFY_RANDOM_MAC
+          ? plan.events
+          : plan.events.filter((e) => e.type !== 'New Device' || !isRandomMac(e.mac));
+        this.store.apply(plan, notifications && { beforeCommit: () => notifications.record(notified, now) });
         newDevices = plan.counts.newDevices;
         this.options.logger.info(
           { event: 'scan-cycle', ...plan.counts, named: naming?.named ?? 0 },
