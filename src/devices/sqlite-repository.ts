@@ -397,7 +397,11 @@ export class SqliteDeviceRepository implements DeviceRepository {
       this.deleteScanStateStmt.run(mac);
       return true;
     });
-    this.copyTx = db.transaction((from: string, to: string): boolean => {
+    this.copyTx = db.transaction((fromMac: string, toMac: string): boolean => {
+      // Either MAC may be an alias: the copy is between the devices that have them.
+      const from = this.resolveMac(fromMac);
+      const to = this.resolveMac(toMac);
+      if (from === to) return this.existsStmt.get(from) !== undefined;
       if (this.copyStmt.run({ from, to, guid: randomUUID() }).changes === 0) return false;
       this.deleteScanStateStmt.run(to);
       // A copy writes devName through the API: it is the user's name now.
