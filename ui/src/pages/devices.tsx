@@ -19,6 +19,19 @@ export interface DeviceItem {
   readonly devFavorite: number;
   readonly devIsNew: number;
   readonly devIsArchived: number;
+  readonly devRandomMac?: number;
+}
+
+/** The mark of a random ("private") MAC, which a phone or laptop may rotate (docs/random-macs.md). */
+export function RandomMacBadge() {
+  return (
+    <span
+      class="tag random"
+      title="Random (private) MAC: the device may change it. netkeep links a new one when DHCP shows it is the same device; otherwise merge the two by hand."
+    >
+      random MAC
+    </span>
+  );
 }
 
 interface DevicePage {
@@ -241,7 +254,10 @@ export function DeviceList() {
                 <td>
                   <StatusBadge status={d.devStatus} />
                 </td>
-                <td class="mono roomy">{d.devMac}</td>
+                <td class="mono roomy">
+                  {d.devMac}
+                  {d.devRandomMac === 1 && <RandomMacBadge />}
+                </td>
                 <td class="mono">{d.devLastIP}</td>
                 <td class="wide">{d.devVendor}</td>
                 <td class="wide">{d.devOwner}</td>
