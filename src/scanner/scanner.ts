@@ -87,7 +87,7 @@ export interface ScannerOptions {
  * The plan with the alias step's writes: the links (DeviceMacs rows), their `MAC Linked` events
  * (notified only when the device's devAlertEvents is set: the rules decide) and the aliases seen.
  */
-function withLinks(
+export function withLinks(
   plan: ScanPlan,
   macs: { readonly links: ScanPlan['links']; readonly aliasesSeen: readonly string[] },
   known: ReadonlyMap<string, { readonly alertEvents: boolean; readonly lastIP: string }>,
