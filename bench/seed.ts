@@ -8,7 +8,6 @@ import { openDatabase } from '../src/db/connection.js';
 import { migrations } from '../src/db/migrations.js';
 import { storedFields, type DbValue } from '../src/devices/catalogue.js';
 import { newDeviceRow } from '../src/devices/sqlite-repository.js';
-import { deviceSql } from '../src/devices/sqlite-sql.js';
 
 export interface Seeder {
   /**
@@ -28,7 +27,7 @@ const storedNames = new Set(storedFields.map((f) => f.name));
  * it and the counts migration then counts what is there, as it does when an existing installation
  * upgrades (row by row, the triggers would make seeding a million events ten times slower).
  */
-function openBeforeCounts(file: string): Database.Database {
+function openBeforeCounts(file: string): { db: Database.Database; version: number } {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
@@ -38,12 +37,16 @@ function openBeforeCounts(file: string): Database.Database {
     for (const migration of migrations.slice(0, counts)) migration.up(db);
     db.pragma(`user_version = ${counts}`);
   })();
-  return db;
+  return { db, version: counts };
 }
 
 export function seedDatabaseFile(file: string, fill: (seeder: Seeder) => void): void {
-  const db = openBeforeCounts(file);
-  const insertDevice = db.prepare<[Record<string, DbValue>]>(deviceSql.insert);
+  const { db, version } = openBeforeCounts(file);
+  // Only the columns of that schema version: later migrations add theirs (with their defaults).
+  const insertColumns = storedFields.filter((f) => f.since <= version).map((f) => f.name);
+  const insertDevice = db.prepare<[Record<string, DbValue>]>(
+    `INSERT INTO Devices (${insertColumns.join(', ')}) VALUES (${insertColumns.map((n) => `@${n}`).join(', ')})`,
+  );
   const insertEvent = db.prepare<[string, string, string, string]>(
     'INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, ?, ?, ?)',
   );
@@ -56,7 +59,8 @@ export function seedDatabaseFile(file: string, fill: (seeder: Seeder) => void): 
     device: (mac, columns) => {
       const unknown = Object.keys(columns).filter((name) => !storedNames.has(name));
       if (unknown.length > 0) throw new Error(`not stored fields: ${unknown.join(', ')}`);
-      insertDevice.run(newDeviceRow(mac, columns));
+      const row = newDeviceRow(mac, columns);
+      insertDevice.run(Object.fromEntries(insertColumns.map((n) => [n, row[n] ?? null])));
     },
     event: (mac, ip, dateTime, type) => insertEvent.run(mac, ip, dateTime, type),
     session: (mac, ip, connectedAt, disconnectedAt) =>

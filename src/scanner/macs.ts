@@ -96,6 +96,15 @@ export function planLinks(input: LinkInput): LinkDecision[] {
       owners.add(device.devMac);
       byClientId.set(clientId, owners);
     }
+  // Devices by name (lower case), so that each new MAC costs one lookup, not a pass over all.
+  const byName = new Map<string, LinkableDevice[]>();
+  for (const device of input.devices) {
+    if (device.name === '') continue;
+    const key = device.name.toLowerCase();
+    const named = byName.get(key);
+    if (named === undefined) byName.set(key, [device]);
+    else named.push(device);
+  }
   const links: LinkDecision[] = [];
   const byHostname = new Map<string, LinkDecision[]>();
   for (const mac of input.newMacs) {
@@ -109,7 +118,7 @@ export function planLinks(input: LinkInput): LinkDecision[] {
         links.push({ mac, devMac: owner, reason: 'dhcp-client-id' });
       continue;
     }
-    const named = input.devices.filter((d) => sameName(identity.hostname, d.name));
+    const named = identity.hostname === '' ? [] : (byName.get(identity.hostname.toLowerCase()) ?? []);
     const [device] = named;
     if (
       named.length !== 1 ||
