@@ -169,6 +169,37 @@ export class MacStep {
   ) {}
 
   /**
+   * The devices a new MAC could be linked to (the rule only ever looks at those): one of whose
+   * MACs has the client identifier of a new MAC, or whose name is the host name of one. The names
+   * are read only when a new MAC sent a host name.
+   */
+  private candidates(
+    newMacs: readonly string[],
+    dhcp: ReadonlyMap<string, DhcpIdentity>,
+    known: ReadonlySet<string>,
+    aliases: ReadonlyMap<string, string>,
+    seen: ReadonlyMap<string, Observation>,
+  ): LinkableDevice[] {
+    const clientIds = new Set<string>();
+    const hostnames = new Set<string>();
+    for (const mac of newMacs) {
+      const identity = dhcp.get(mac);
+      if (identity?.clientId) clientIds.add(identity.clientId);
+      if (identity?.hostname) hostnames.add(identity.hostname.toLowerCase());
+    }
+    const candidates = new Set<string>();
+    for (const [mac, identity] of dhcp) {
+      if (identity.clientId === '' || !clientIds.has(identity.clientId)) continue;
+      const devMac = aliases.get(mac) ?? (known.has(mac) ? mac : undefined);
+      if (devMac !== undefined) candidates.add(devMac);
+    }
+    const names =
+      hostnames.size > 0 ? this.store.loadNames() : new Map<string, { name: string; source: string }>();
+    for (const [devMac, n] of names) if (hostnames.has(n.name.toLowerCase())) candidates.add(devMac);
+    return linkableDevices(candidates, names, aliases, seen);
+  }
+
+  /**
    * Maps the observations through the aliases and, with linking on and DHCP identities given,
    * links the random MACs new to the scan. `known` is every device (keyed by devMac).
    */
@@ -193,7 +224,7 @@ export class MacStep {
         for (const decision of planLinks({
           newMacs,
           dhcp,
-          devices: linkableDevices(this.store.loadNames(), aliases, mapped.observations),
+          devices: this.candidates(newMacs, dhcp, known, aliases, mapped.observations),
         }))
           links.push({ ...decision, dateTime: now });
       }
@@ -208,18 +239,23 @@ export class MacStep {
 }
 
 function linkableDevices(
+  candidates: ReadonlySet<string>,
   names: ReadonlyMap<string, { readonly name: string; readonly source: string }>,
   aliases: ReadonlyMap<string, string>,
   seen: ReadonlyMap<string, Observation>,
 ): LinkableDevice[] {
   const macs = new Map<string, string[]>();
-  for (const devMac of names.keys()) macs.set(devMac, [devMac]);
+  for (const devMac of candidates) macs.set(devMac, [devMac]);
   for (const [alias, devMac] of aliases) macs.get(devMac)?.push(alias);
-  return [...names].map(([devMac, n]) => ({
-    devMac,
-    macs: macs.get(devMac) ?? [devMac],
-    dhcpName: n.source === 'dhcp' ? n.name : '',
-    name: n.name === '(unknown)' ? '' : n.name,
-    seen: seen.has(devMac),
-  }));
+  return [...candidates].map((devMac) => {
+    const n = names.get(devMac);
+    const name = n === undefined || n.name === '(unknown)' ? '' : n.name;
+    return {
+      devMac,
+      macs: macs.get(devMac) ?? [devMac],
+      dhcpName: n?.source === 'dhcp' ? name : '',
+      name,
+      seen: seen.has(devMac),
+    };
+  });
 }

@@ -285,9 +285,10 @@ export class Scanner {
         ? await this.options.leases?.().catch(() => undefined)
         : undefined;
     // Naming waits on the network, so it runs before the transaction; the names go into the plan.
+    const names = this.options.names;
     const naming =
-      errors.length === 0
-        ? await this.options.names?.prepare(
+      errors.length === 0 && names !== undefined
+        ? await names.prepare(
             // Named as devices: an alias's lookup names the device it belongs to.
             mapAliases(observations, this.options.devices.loadAliases()).observations,
             this.now(),
