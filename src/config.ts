@@ -327,6 +327,16 @@ export const variables = {
     onOff,
   ),
   NAME_NETBIOS: spec('on', 'Naming: ask each device for its NetBIOS name (UDP 137): on or off.', onOff),
+  RANDOM_MAC_LINK: spec(
+    'on',
+    'Link a random MAC new to the scan to an existing device by its DHCP client identifier or hostname (docs/random-macs.md): on or off.',
+    onOff,
+  ),
+  NOTIFY_RANDOM_MAC: spec(
+    'on',
+    'Notify a New Device whose MAC is random and was not linked to a known device (off: guest phones stay quiet): on or off.',
+    onOff,
+  ),
   NAME_DNS: spec('on', 'Naming: reverse DNS (PTR) through DNS_SERVER; also fills devFQDN: on or off.', onOff),
   NAME_CONCURRENCY: spec('32', 'Naming: devices looked up at once.', integer(1, 1024)),
   NAME_TIMEOUT_MS: spec(

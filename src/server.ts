@@ -148,11 +148,8 @@ export async function createServer(
   });
   await app.register(notificationsRoutes, { alerts });
 
-  const namer = new DeviceNamer(
-    new NameResolver({ config, testOnlyPorts: options.testOnlyNamePorts }),
-    devices,
-    config.NAME_REFRESH_MINUTES,
-  );
+  const resolver = new NameResolver({ config, testOnlyPorts: options.testOnlyNamePorts });
+  const namer = new DeviceNamer(resolver, devices, config.NAME_REFRESH_MINUTES);
   await app.register(nameRoutes, { namer, feed });
 
   // The security watch's commands: same runner; its scheduled scans run as background work.
@@ -174,6 +171,7 @@ export async function createServer(
       runTool: watchRunTool,
       logger: logger.child({ component: 'watch' }),
     }),
+    leases: resolver.leases.configured ? async () => (await resolver.leases.read()).byMac : undefined,
   });
   const portWatch = new PortWatch({
     store: watchStore,

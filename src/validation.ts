@@ -31,6 +31,14 @@ export function normalizeMac(input: string): string | null {
 }
 
 /** The 6 bytes of a canonical MAC. */
+/**
+ * Whether a canonical MAC is locally administered (bit 0x02 of the first octet): a "private" or
+ * random MAC as phones and laptops use per network, not one assigned by the maker.
+ */
+export function isRandomMac(canonicalMac: string): boolean {
+  return (Number.parseInt(canonicalMac.slice(0, 2), 16) & 0x02) !== 0;
+}
+
 export function macBytes(canonicalMac: string): Buffer {
   return Buffer.from(canonicalMac.replace(/:/g, ''), 'hex');
 }

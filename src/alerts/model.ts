@@ -32,6 +32,11 @@ export const NotificationEventSchema = Type.Object(
       devVendor: Type.String(),
       devLastIP: Type.String(),
       devStatus: literals(deviceStatuses),
+      devRandomMac: Type.Integer({
+        minimum: 0,
+        maximum: 1,
+        description: "The event's MAC is random (locally administered).",
+      }),
     }),
   },
   { description: 'A notified scan event, with its device as it was when the cycle wrote the event.' },

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { deviceStatus } from '../devices/status.js';
+import { isRandomMac } from '../validation.js';
 import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
 import { dbTime, fromDbTime } from '../time.js';
 import {
@@ -229,6 +230,7 @@ export class Outbox {
           devVendor: device.devVendor,
           devLastIP: device.devLastIP,
           devStatus: deviceStatus(device.devPresentLastScan, device.devAlertDown),
+          devRandomMac: isRandomMac(event.mac) ? 1 : 0,
         },
       };
       (decision === 'notify' ? notified : decision === 'skip' ? skipped : skippedFlapping).push(item);

@@ -2,7 +2,7 @@
  * Which scan events are notified, as pure logic (tested as a table):
  * - `New Device` always;
  * - `Device Down`, `Down Reconnected` and `Flapping` when the device's devAlertDown is set;
- * - `Connected`, `Disconnected` and `IP Changed` when its devAlertEvents is set;
+ * - `Connected`, `Disconnected`, `IP Changed` and `MAC Linked` when its devAlertEvents is set;
  * - NOTIFY_EVENTS narrows all of this globally (a type it does not list is never notified);
  * - devSkipRepeated = N hours > 0: an event less than N hours after the device's previous *sent*
  *   notification (devLastNotification) is recorded as skipped instead of sent. New Device and
@@ -76,6 +76,7 @@ function wanted(type: EventType, settings: AlertSettings): boolean {
     case 'Connected':
     case 'Disconnected':
     case 'IP Changed':
+    case 'MAC Linked':
       return settings.alertEvents;
   }
 }

@@ -480,6 +480,32 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'DeviceMacs: the other MACs of a device (merged or linked random MACs); a MAC is either a device or an alias, never both',
+    up(db) {
+      // No foreign key: the device store deletes a device's aliases with it, in the same
+      // transaction, and an INSERT OR REPLACE of a Devices row (an import) must not drop them.
+      db.exec(`
+        CREATE TABLE DeviceMacs (
+          dma_MAC TEXT PRIMARY KEY NOT NULL,
+          dma_DevMac TEXT NOT NULL,
+          dma_FirstSeen TEXT,
+          dma_LastSeen TEXT,
+          dma_Reason TEXT NOT NULL CHECK (dma_Reason IN ('merge', 'dhcp-client-id', 'dhcp-hostname'))
+        ) WITHOUT ROWID;
+        CREATE INDEX DeviceMacs_device ON DeviceMacs (dma_DevMac, dma_MAC);
+        CREATE TRIGGER DeviceMacs_not_a_device BEFORE INSERT ON DeviceMacs
+        WHEN EXISTS (SELECT 1 FROM Devices WHERE devMac = NEW.dma_MAC) BEGIN
+          SELECT RAISE(ABORT, 'DeviceMacs: this MAC is a device of its own');
+        END;
+        CREATE TRIGGER Devices_not_an_alias BEFORE INSERT ON Devices
+        WHEN EXISTS (SELECT 1 FROM DeviceMacs WHERE dma_MAC = NEW.devMac) BEGIN
+          SELECT RAISE(ABORT, 'Devices: this MAC is an alias of another device');
+        END;
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

@@ -156,6 +156,16 @@ export const computedFields = {
     description:
       'Down when devAlertDown is set and the device was absent from the last scan; On-line when present; else Off-line.',
   },
+  devRandomMac: {
+    schema: Type.Integer({ minimum: 0, maximum: 1 }),
+    description:
+      'devMac is a random ("private") MAC: 1 when its locally administered bit (0x02 of the first octet) is set.',
+  },
+  devMacs: {
+    schema: Type.Array(Type.String()),
+    description:
+      'Every MAC of the device: devMac first, then its aliases (merged or linked MACs) in MAC order.',
+  },
   devSessions: {
     schema: Type.Integer(),
     description: 'Sessions overlapping the period (open sessions always count).',
@@ -297,15 +307,15 @@ export const DeviceSchema = Type.Object(
 );
 
 /**
- * A device as GET /devices lists it: the stored fields, devStatus, devSleeping and devFlapping. The
- * per-device counts and children are left out on purpose: they cost a few queries per device, i.e.
- * thousands per page.
+ * A device as GET /devices lists it: the stored fields, devStatus, devRandomMac, devSleeping and
+ * devFlapping. The per-device counts and children are left out on purpose: they cost a few queries
+ * per device, i.e. thousands per page.
  */
 export const DeviceListItemSchema = Type.Object(
   {
     ...Object.fromEntries(storedFields.map((f) => [f.name, outputSchema(f)])),
     ...Object.fromEntries(
-      (['devStatus', 'devSleeping', 'devFlapping'] as const).map((name) => [
+      (['devStatus', 'devRandomMac', 'devSleeping', 'devFlapping'] as const).map((name) => [
         name,
         { ...computedFields[name].schema, description: computedFields[name].description },
       ]),

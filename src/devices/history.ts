@@ -21,6 +21,7 @@ export const eventTypes = [
   'Gateway Changed',
   'Ports Changed',
   'Rogue DHCP',
+  'MAC Linked',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 

@@ -220,6 +220,7 @@ function shapeKey(query: DeviceListQuery): string {
     query.status ?? '',
     query.sleeping ?? '',
     query.flapping ?? '',
+    query.random ?? '',
     query.q ?? '',
     query.sort ?? '',
     query.order ?? '',

@@ -55,6 +55,8 @@ export interface DeviceListQuery {
   readonly q?: string;
   readonly sort?: SortColumn;
   readonly order?: SortOrder;
+  /** 1: only devices whose devMac is random (devRandomMac); 0: only the others. */
+  readonly random?: 0 | 1;
 }
 
 /** The ORDER BY term of a sort column. Text sorts ignore case; devStatus sorts by its text. */
@@ -76,6 +78,17 @@ function flagPredicate(flag: keyof typeof presenceFlagSql, wanted: boolean | und
   return wanted ? presenceFlagSql[flag] : `NOT ${presenceFlagSql[flag]}`;
 }
 
+/**
+ * devRandomMac in SQL: the second hex digit of the canonical devMac has bit 0x2 set. A constant
+ * text, so a `?random=` list shape is prepared once like any other.
+ */
+const randomMacSql = "substr(devMac, 2, 1) IN ('2', '3', '6', '7', 'a', 'b', 'e', 'f')";
+
+function randomPredicate(random: 0 | 1 | undefined): string | undefined {
+  if (random === undefined) return undefined;
+  return random === 1 ? randomMacSql : `NOT ${randomMacSql}`;
+}
+
 /** `@q` matches name, IP, vendor and owner; `@qmac` the MAC (the text with '-' read as ':'). */
 const searchPredicate = `(devName LIKE @q ESCAPE '\\' OR devMac LIKE @qmac ESCAPE '\\'
   OR devLastIP LIKE @q ESCAPE '\\' OR devVendor LIKE @q ESCAPE '\\' OR devOwner LIKE @q ESCAPE '\\')`;
@@ -94,6 +107,7 @@ export function deviceListSql(
     flagPredicate('devSleeping', query.sleeping),
     flagPredicate('devFlapping', query.flapping),
     query.q ? searchPredicate : undefined,
+    randomPredicate(query.random),
   ].filter((c): c is string => c !== undefined);
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
   const direction = query.order === 'desc' ? 'DESC' : 'ASC';

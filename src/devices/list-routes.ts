@@ -25,7 +25,9 @@ import {
   parseSearch,
   parseSort,
   parseStatus,
-  pathMac,
+  parseRandom,
+  deviceMac,
+  randomParam,
   periodParam,
   searchParam,
   sortParam,
@@ -46,6 +48,7 @@ const DevicesQuery = Type.Object(
     q: Type.Optional(searchParam),
     sort: Type.Optional(sortParam),
     order: Type.Optional(orderParam),
+    random: Type.Optional(randomParam),
     offset: pagingParams.offset,
     limit: Type.Optional(
       Type.String({
@@ -118,6 +121,7 @@ export default async function deviceListRoutes(
       const status = parseStatus(request.query.status);
       const q = parseSearch(request.query.q);
       const sort = parseSort(request.query);
+      const random = parseRandom(request.query.random);
       const { offset, limit } = parseDeviceListPage(request.query);
       const sleeping = parseFlagFilter(request.query.sleeping);
       const flapping = parseFlagFilter(request.query.flapping);
@@ -125,7 +129,7 @@ export default async function deviceListRoutes(
       // each with text fields of up to 16 KB, must not be built in memory as one object and one
       // string (list-cache.ts).
       const answer = cache.answer(
-        { status, sleeping, flapping, q, ...sort },
+        { status, sleeping, flapping, random, q, ...sort },
         offset,
         limit,
         ({ total, items }) => jsonTextList('devices', items, { total, offset, limit }),
@@ -151,7 +155,7 @@ export default async function deviceListRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       const period = parsePeriod(request.query.period);
       const page = parsePage(request.query);
       const result = repository.listEvents(mac, period, new Date(), page);
@@ -177,7 +181,7 @@ export default async function deviceListRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       const period = parsePeriod(request.query.period);
       const page = parsePage(request.query);
       const result = repository.listSessions(mac, period, new Date(), page);

@@ -11,7 +11,7 @@ import { stringEnum } from '../enum-schema.js';
 import { DomainError } from '../errors.js';
 import { periods, type Period } from '../time.js';
 import { integerTextPattern, macPattern, normalizeMac } from '../validation.js';
-import type { Page } from './repository.js';
+import type { DeviceRepository, Page } from './repository.js';
 import {
   deviceListStatuses,
   maxSearchLength,
@@ -45,6 +45,14 @@ export function requireMac(raw: string, field?: string): string {
 /** Canonical MAC of the path's `<mac>`, or a 400. */
 export function pathMac(raw: string): string {
   return requireMac(raw);
+}
+
+/**
+ * The device a path's `<mac>` names: its canonical MAC resolved through the aliases (a device is
+ * found by any of its MACs), or a 400. The one place a `/device/<mac>` path becomes a devMac.
+ */
+export function deviceMac(raw: string, devices: Pick<DeviceRepository, 'resolveMac'>): string {
+  return devices.resolveMac(requireMac(raw));
 }
 
 export function notFound(mac: string): DomainError {
@@ -178,6 +186,19 @@ export function parseSearch(raw: string | undefined): string | undefined {
       code: 'INVALID_SEARCH',
     });
   return text;
+}
+
+export const randomParam = stringEnum(
+  ['0', '1'] as const,
+  '1: only devices whose devMac is random (devRandomMac 1); 0: only the others.',
+  'INVALID_RANDOM',
+);
+
+/** `?random=` as 0 or 1 (undefined: no filter), or a 400. */
+export function parseRandom(raw: string | undefined): 0 | 1 | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === '0' || raw === '1') return raw === '1' ? 1 : 0;
+  throw new DomainError('invalid', 'random must be 0 or 1.', { code: 'INVALID_RANDOM' });
 }
 
 /** `?sort=&order=`, or a 400 naming the parameter and the allowed values. */

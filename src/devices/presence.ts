@@ -12,6 +12,23 @@ export type { EventType } from './history.js';
 /** The events that count towards flapping (one away or one back each). */
 export const toggleEventTypes = ['Connected', 'Disconnected', 'Device Down', 'Down Reconnected'] as const;
 
+/** Why a MAC is an alias of a device (DeviceMacs.dma_Reason). */
+export type AliasReason = 'merge' | 'dhcp-client-id' | 'dhcp-hostname';
+
+/** A MAC the scan saw for the first time, linked to an existing device (docs/random-macs.md). */
+export interface MacLink {
+  readonly mac: string;
+  readonly devMac: string;
+  readonly reason: 'dhcp-client-id' | 'dhcp-hostname';
+  readonly dateTime: Date;
+}
+
+/** An alias seen by a cycle (its dma_LastSeen moves). */
+export interface AliasSighting {
+  readonly mac: string;
+  readonly dateTime: Date;
+}
+
 /** Why the device is absent, remembered until it comes back (decides Connected vs Down Reconnected). */
 export type AbsenceEvent = 'Disconnected' | 'Device Down';
 
@@ -126,4 +143,8 @@ export interface PresenceChanges {
   readonly scanState: readonly ScanStateRow[];
   /** Names found for existing devices this cycle (src/names); new devices carry theirs. */
   readonly names?: readonly NameUpdate[];
+  /** New MACs linked to existing devices this cycle (written before the events). */
+  readonly links?: readonly MacLink[];
+  /** Aliases seen this cycle. */
+  readonly aliasesSeen?: readonly AliasSighting[];
 }

@@ -65,12 +65,17 @@ export type DeviceView = DeviceJson &
   DeviceStats &
   PresenceFlags & {
     devStatus: DeviceStatus;
+    devRandomMac: 0 | 1;
+    devMacs: string[];
     devChildrenDynamic: DeviceChild[];
     devChildrenNicsDynamic: DeviceChild[];
   };
 
-/** A device as GET /devices lists it: stored fields, devStatus and the presence flags, no counts or children. */
-export type DeviceListItem = DeviceJson & PresenceFlags & { devStatus: DeviceStatus };
+/**
+ * A device as GET /devices lists it: stored fields, devStatus, devRandomMac and the presence flags,
+ * no counts or children.
+ */
+export type DeviceListItem = DeviceJson & PresenceFlags & { devStatus: DeviceStatus; devRandomMac: 0 | 1 };
 
 /** Which rows of a list to return (validated by the caller: offset >= 0, limit >= 1). */
 export interface Page {
@@ -125,7 +130,33 @@ export interface ApplyHooks {
   readonly testOnlyBeforeCommit?: () => void;
 }
 
+/** The answer of a merge or a split: the device's MAC and all its MACs, its own first. */
+export interface MacsResult {
+  readonly devMac: string;
+  readonly devMacs: string[];
+}
+
 export interface DeviceRepository {
+  /**
+   * The devMac of the device that has `mac`, as its own MAC or as an alias; `mac` itself when no
+   * device has it. Every `/device/<mac>` path goes through it once, before anything else.
+   */
+  resolveMac(mac: string): string;
+  /** Every alias and the devMac it belongs to, in one read (the scanner maps sightings with it). */
+  loadAliases(): Map<string, string>;
+  /**
+   * Moves device `from` into the device that has `to` (own MAC or alias), in one transaction: its
+   * MACs become aliases, its events and sessions move, the target's empty fields take from's
+   * values, the `from` row is gone. DomainError: not-found when either is missing, invalid when
+   * both are the same device, conflict when `from` is an alias (already merged). Call it inside
+   * `write`.
+   */
+  merge(to: string, from: string, now: Date): MacsResult;
+  /**
+   * Makes `alias` of the device that has `mac` a device of its own, with no history. DomainError:
+   * not-found when there is no such device, invalid when `alias` is not one of its aliases.
+   */
+  split(mac: string, alias: string, now: Date): MacsResult & { readonly split: string };
   /** The device with its computed fields, or undefined when there is none. */
   get(mac: string, period: Period, now: Date): DeviceView | undefined;
   /** get() plus the open sessions and connected seconds behind devPresenceHours (for caches). */
@@ -149,7 +180,7 @@ export interface DeviceRepository {
   create(mac: string, changes: DeviceChanges, now: Date): CreateResult;
   /** Sets the given fields only. False when the device does not exist. */
   update(mac: string, changes: DeviceChanges): boolean;
-  /** Removes the device, its events and sessions, and clears its children's devParentMAC. */
+  /** Removes the device, its aliases, events and sessions, and clears its children's devParentMAC. */
   delete(mac: string): boolean;
   /** Removes the device's events and sessions; the device stays. False when it does not exist. */
   deleteEvents(mac: string): boolean;

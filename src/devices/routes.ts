@@ -18,7 +18,7 @@ import {
 import { macPattern } from '../validation.js';
 import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
 import { columnWrite, deviceWrite } from './input.js';
-import { MacParams, notFound, parsePeriod, pathMac, PeriodQuery, requireMac } from './params.js';
+import { deviceMac, MacParams, notFound, parsePeriod, pathMac, PeriodQuery, requireMac } from './params.js';
 import { DeviceJsonCache } from './view-cache.js';
 import type { DeviceRepository } from './repository.js';
 import { deviceStatus } from './status.js';
@@ -59,6 +59,27 @@ const ResetPropsBody = Type.Object(
   { additionalProperties: true, description: 'Optional; its fields are ignored.' },
 );
 
+const macField = (description: string) => Type.String({ maxLength: 64, pattern: macPattern, description });
+
+const MergeBody = Type.Object(
+  { from: macField('The device to move into this one (its own MAC; it must not be an alias already).') },
+  { additionalProperties: false },
+);
+
+const SplitBody = Type.Object(
+  { mac: macField('The alias to make a device of its own again (with no history).') },
+  { additionalProperties: false },
+);
+
+const MacsAnswer = Type.Object(
+  {
+    success: Type.Literal(true),
+    devMac: Type.String({ description: 'The device the MACs belong to.' }),
+    devMacs: Type.Array(Type.String(), { description: 'Every MAC of the device, its own first.' }),
+  },
+  { additionalProperties: false },
+);
+
 const deviceErrors = { ...commonErrors, 404: ErrorRef } as const;
 
 export interface DeviceRoutesOptions {
@@ -87,6 +108,8 @@ export default async function deviceRoutes(
     devStatus: deviceStatus(0, 0),
     devSleeping: 0,
     devFlapping: 0,
+    devRandomMac: 0,
+    devMacs: [],
     devSessions: 0,
     devEvents: 0,
     devDownAlerts: 0,
@@ -121,7 +144,7 @@ export default async function deviceRoutes(
     // Synchronous (Fastify maps a throw to the error answer): the answer is ready text, and a
     // promise per request would cost more than finding it.
     (request, reply) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       const period = parsePeriod(request.query.period);
       // Served as ready JSON text, exact for `now` (see view-cache.ts).
       const json = cache.get(mac, new Date(), period);
@@ -142,8 +165,10 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
-      const { createNew, changes } = deviceWrite(request.body, mac);
+      const given = pathMac(request.params.mac);
+      const { createNew, changes } = deviceWrite(request.body, given);
+      // An alias finds its device (so createNew with an alias is a 409, as for its own MAC).
+      const mac = repository.resolveMac(given);
       if (createNew) {
         if ((await repository.write(() => repository.create(mac, changes, new Date()))) === 'exists')
           throw new DomainError('conflict', `Device ${mac} already exists.`, { code: 'DEVICE_EXISTS' });
@@ -167,7 +192,7 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       if (!(await repository.write(() => repository.delete(mac)))) throw notFound(mac);
       changed(mac, 'deleted');
       return { success: true as const };
@@ -185,7 +210,7 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       if (!(await repository.write(() => repository.deleteEvents(mac)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
@@ -205,7 +230,7 @@ export default async function deviceRoutes(
       preValidation: optionalBody,
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       if (!(await repository.write(() => repository.resetProps(mac)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
@@ -223,8 +248,8 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const from = requireMac(request.body.macFrom, 'macFrom');
-      const to = requireMac(request.body.macTo, 'macTo');
+      const from = repository.resolveMac(requireMac(request.body.macFrom, 'macFrom'));
+      const to = repository.resolveMac(requireMac(request.body.macTo, 'macTo'));
       if (from === to)
         throw new DomainError('invalid', 'macFrom and macTo are the same device.', { code: 'SAME_DEVICE' });
       if (!(await repository.write(() => repository.copy(from, to)))) throw notFound(from);
@@ -253,11 +278,56 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       const { changes } = deviceWrite({ devName: request.body.alias }, mac);
       if (!(await repository.write(() => repository.update(mac, changes)))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const, message: `Alias of ${mac} set` };
+    },
+  );
+
+  app.post(
+    '/device/:mac/merge',
+    {
+      schema: {
+        tags,
+        summary:
+          "Merge device `from` into this one in one transaction: from's MACs become aliases, its events and sessions move, this device's empty fields take from's values, from is gone.",
+        params: MacParams,
+        body: MergeBody,
+        response: { 200: MacsAnswer, ...deviceErrors, 409: ErrorRef },
+      },
+    },
+    async (request) => {
+      const to = requireMac(request.params.mac);
+      const from = requireMac(request.body.from, 'from');
+      // Resolved inside the write's transaction: two merges of the same devices cannot interleave.
+      const result = await repository.write(() => repository.merge(to, from, new Date()));
+      changed(from, 'deleted');
+      changed(result.devMac, 'updated');
+      return { success: true as const, devMac: result.devMac, devMacs: result.devMacs };
+    },
+  );
+
+  app.post(
+    '/device/:mac/split',
+    {
+      schema: {
+        tags,
+        summary:
+          'Make an alias of this device a device of its own again, with no history (the history stays where it was recorded).',
+        params: MacParams,
+        body: SplitBody,
+        response: { 200: MacsAnswer, ...deviceErrors },
+      },
+    },
+    async (request) => {
+      const mac = requireMac(request.params.mac);
+      const alias = requireMac(request.body.mac, 'mac');
+      const result = await repository.write(() => repository.split(mac, alias, new Date()));
+      changed(result.split, 'created');
+      changed(result.devMac, 'updated');
+      return { success: true as const, devMac: result.devMac, devMacs: result.devMacs };
     },
   );
 
@@ -273,7 +343,7 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = pathMac(request.params.mac);
+      const mac = deviceMac(request.params.mac, repository);
       const { column, value } = columnWrite(request.body.columnName, request.body.columnValue);
       if (!(await repository.write(() => repository.updateColumn(mac, column, value)))) throw notFound(mac);
       changed(mac, 'updated');

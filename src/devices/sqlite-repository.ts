@@ -10,6 +10,8 @@
  * the counts.
  */
 import { randomUUID } from 'node:crypto';
+import { DomainError } from '../errors.js';
+import { isRandomMac } from '../validation.js';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { GroupCommit } from '../db/group-commit.js';
 import { CommitProbe } from '../db/commit-probe.js';
@@ -49,6 +51,7 @@ import {
   type DeviceStats,
   type DeviceValue,
   type DeviceView,
+  type MacsResult,
   type Page,
   type PageResult,
   type PresenceFlags,
@@ -63,6 +66,7 @@ import {
   deviceListStatements,
   updateOneSql,
   deviceSql,
+  macSql,
   nameSql,
   presenceSql,
 } from './sqlite-sql.js';
@@ -229,7 +233,37 @@ function bucketBounds(start: string): { dayFrom: string; dayTo: string; monthFro
   return { dayFrom, dayTo: `${monthFrom}-01`, monthFrom };
 }
 
+interface SeenTimes {
+  firstSeen: string | null;
+  lastSeen: string | null;
+}
+
+/** A device's own MAC first, then its aliases. */
+const withOwn = (mac: string, aliases: readonly string[]): string[] => [mac, ...aliases];
+
+const notFoundError = (mac: string): DomainError =>
+  new DomainError('not-found', `Device ${mac} not found.`, { code: 'DEVICE_NOT_FOUND' });
+
 export class SqliteDeviceRepository implements DeviceRepository {
+  private readonly resolveStmt: Statement<[string], string>;
+  private readonly aliasesStmt: Statement<[string], string>;
+  private readonly loadAliasesStmt: Statement<[], { alias: string; devMac: string }>;
+  private readonly insertAliasStmt: Statement<
+    [{ mac: string; devMac: string; firstSeen: string | null; lastSeen: string | null; reason: string }]
+  >;
+  private readonly aliasSeenStmt: Statement<[string, string]>;
+  private readonly deleteAliasesOfStmt: Statement<[string]>;
+  private readonly deleteAliasStmt: Statement<[{ alias: string; devMac: string }], SeenTimes>;
+  private readonly moveAliasesStmt: Statement<[{ from: string; to: string }]>;
+  private readonly pruneAliasesStmt: Statement<[]>;
+  private readonly seenTimesStmt: Statement<[string], SeenTimes>;
+  private readonly mergeFieldsStmt: Statement<[{ from: string; to: string }]>;
+  private readonly closeFromSessionStmt: Statement<[{ from: string; to: string; now: string }]>;
+  private readonly moveEventsStmt: Statement<[{ from: string; to: string }]>;
+  private readonly moveSessionsStmt: Statement<[{ from: string; to: string }]>;
+  private readonly moveChildrenStmt: Statement<[{ from: string; to: string }]>;
+  private readonly mergeTx: (to: string, from: string, now: Date) => MacsResult;
+  private readonly splitTx: (mac: string, alias: string, now: Date) => MacsResult & { split: string };
   private readonly selectStmt: Statement<[string], DeviceRow>;
   private readonly existsStmt: Statement<[string]>;
   private readonly insertStmt: Statement<[Record<string, DbValue>]>;
@@ -315,6 +349,21 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private dataVersion: number;
 
   constructor(private readonly db: Database) {
+    this.resolveStmt = db.prepare<[string], string>(macSql.resolve).pluck();
+    this.aliasesStmt = db.prepare<[string], string>(macSql.aliases).pluck();
+    this.loadAliasesStmt = db.prepare(macSql.loadAliases);
+    this.insertAliasStmt = db.prepare(macSql.insert);
+    this.aliasSeenStmt = db.prepare(macSql.seen);
+    this.deleteAliasesOfStmt = db.prepare(macSql.deleteOf);
+    this.deleteAliasStmt = db.prepare(macSql.deleteAlias);
+    this.moveAliasesStmt = db.prepare(macSql.moveAliases);
+    this.pruneAliasesStmt = db.prepare(macSql.prune);
+    this.seenTimesStmt = db.prepare(macSql.seenTimes);
+    this.mergeFieldsStmt = db.prepare(macSql.mergeFields);
+    this.closeFromSessionStmt = db.prepare(macSql.closeFromSession);
+    this.moveEventsStmt = db.prepare(macSql.moveEvents);
+    this.moveSessionsStmt = db.prepare(macSql.moveSessions);
+    this.moveChildrenStmt = db.prepare(macSql.moveChildren);
     this.selectStmt = db.prepare(deviceSql.select);
     this.existsStmt = db.prepare(deviceSql.exists).pluck();
     this.insertStmt = db.prepare(deviceSql.insert);
@@ -378,12 +427,14 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.commits = new GroupCommit(db);
 
     this.createTx = db.transaction((row: Record<string, DbValue>): CreateResult => {
-      if (this.existsStmt.get(row.devMac as string) !== undefined) return 'exists';
+      const mac = row.devMac as string;
+      if (this.existsStmt.get(mac) !== undefined || this.resolveStmt.get(mac) !== undefined) return 'exists';
       this.insertStmt.run(row);
       return 'created';
     });
     this.deleteTx = db.transaction((mac: string): boolean => {
       if (this.deleteStmt.run(mac).changes === 0) return false;
+      this.deleteAliasesOfStmt.run(mac);
       this.deleteEventsStmt.run(mac);
       this.deleteSessionsStmt.run(mac);
       this.deleteScanStateStmt.run(mac);
@@ -399,18 +450,99 @@ export class SqliteDeviceRepository implements DeviceRepository {
       this.deleteScanStateStmt.run(mac);
       return true;
     });
-    this.copyTx = db.transaction((from: string, to: string): boolean => {
+    this.copyTx = db.transaction((fromMac: string, toMac: string): boolean => {
+      // Either MAC may be an alias: the copy is between the devices that have them.
+      const from = this.resolveMac(fromMac);
+      const to = this.resolveMac(toMac);
+      if (from === to) return this.existsStmt.get(from) !== undefined;
       if (this.copyStmt.run({ from, to, guid: randomUUID() }).changes === 0) return false;
       this.deleteScanStateStmt.run(to);
       // A copy writes devName through the API: it is the user's name now.
       this.markNameWrittenStmt.run({ mac: to, source: 'user' });
       return true;
     });
+    this.mergeTx = db.transaction((to: string, from: string, now: Date): MacsResult => {
+      const target = this.resolveMac(to);
+      if (this.existsStmt.get(target) === undefined) throw notFoundError(to);
+      const owner = this.resolveStmt.get(from);
+      if (owner !== undefined)
+        throw new DomainError(
+          'conflict',
+          `${from} is already a MAC of device ${owner}${owner === target ? '' : '; merge that device, or split the MAC first'}.`,
+          { code: 'ALREADY_MERGED' },
+        );
+      if (this.existsStmt.get(from) === undefined) throw notFoundError(from);
+      if (from === target)
+        throw new DomainError('invalid', `${to} and ${from} are the same device.`, { code: 'SAME_DEVICE' });
+      const params = { from, to: target };
+      const seen = this.seenTimesStmt.get(from);
+      this.mergeFieldsStmt.run(params);
+      this.moveChildrenStmt.run(params);
+      this.closeFromSessionStmt.run({ ...params, now: dbTime(now) });
+      this.moveEventsStmt.run(params);
+      this.moveSessionsStmt.run(params);
+      this.moveAliasesStmt.run(params);
+      this.deleteScanStateStmt.run(from);
+      this.deleteStmt.run(from);
+      this.insertAliasStmt.run({
+        mac: from,
+        devMac: target,
+        firstSeen: seen?.firstSeen ?? null,
+        lastSeen: seen?.lastSeen ?? null,
+        reason: 'merge',
+      });
+      return { devMac: target, devMacs: this.macsOf(target) };
+    });
+    this.splitTx = db.transaction((mac: string, alias: string, now: Date) => {
+      const owner = this.resolveMac(mac);
+      if (this.existsStmt.get(owner) === undefined) throw notFoundError(mac);
+      const seen = this.deleteAliasStmt.get({ alias, devMac: owner });
+      if (seen === undefined)
+        throw new DomainError(
+          'invalid',
+          alias === owner
+            ? `${alias} is the device's own MAC; only an alias can be split off.`
+            : `${alias} is not an alias of device ${owner}.`,
+          { code: 'NOT_AN_ALIAS' },
+        );
+      const nowText = dbTime(now);
+      // A device of its own again, with no history: what was recorded stays with the device.
+      this.insertStmt.run(
+        newDeviceRow(alias, {
+          devFirstConnection: seen.firstSeen ?? nowText,
+          devLastConnection: seen.lastSeen ?? nowText,
+          devPresentLastScan: 0,
+        }),
+      );
+      return { devMac: owner, devMacs: this.macsOf(owner), split: alias };
+    });
     this.presenceTx = db.transaction((changes: PresenceChanges, hooks: ApplyHooks) => {
       this.writePresence(changes);
       hooks.beforeCommit?.();
       hooks.testOnlyBeforeCommit?.();
     });
+  }
+
+  resolveMac(mac: string): string {
+    return this.resolveStmt.get(mac) ?? mac;
+  }
+
+  loadAliases(): Map<string, string> {
+    const aliases = new Map<string, string>();
+    for (const row of this.loadAliasesStmt.iterate()) aliases.set(row.alias, row.devMac);
+    return aliases;
+  }
+
+  merge(to: string, from: string, now: Date): MacsResult {
+    return this.mergeTx(to, from, now);
+  }
+
+  split(mac: string, alias: string, now: Date): MacsResult & { readonly split: string } {
+    return this.splitTx(mac, alias, now);
+  }
+
+  private macsOf(mac: string): string[] {
+    return withOwn(mac, this.aliasesStmt.all(mac));
   }
 
   get(mac: string, period: Period, now: Date): DeviceView | undefined {
@@ -479,6 +611,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
         ...presenceFlags(row),
+        devRandomMac: isRandomMac(mac) ? 1 : 0,
+        devMacs: this.macsOf(mac),
         ...stats,
         devChildrenDynamic: children,
         devChildrenNicsDynamic: children.filter((c) => c.devParentRelType === 'nic'),
@@ -567,6 +701,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
         ...presenceFlags(row),
+        devRandomMac: isRandomMac(row.devMac as string) ? (1 as const) : (0 as const),
       })),
       total: statements.total.get(search) ?? 0,
     }));
@@ -586,6 +721,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
               ...rowToJson(row),
               devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
               ...presenceFlags(row),
+              devRandomMac: isRandomMac(mac) ? (1 as const) : (0 as const),
             };
       }),
     );
@@ -746,6 +882,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
 
   pruneScanMemory(): void {
     this.pruneScanStateStmt.run();
+    this.pruneAliasesStmt.run();
   }
 
   loadNames(): Map<string, StoredDeviceName> {
@@ -766,6 +903,17 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private writePresence(changes: PresenceChanges): void {
     for (const device of changes.newDevices)
       this.insertStmt.run(newDeviceRow(device.devMac, jsonToColumns(device)));
+    for (const link of changes.links ?? []) {
+      const at = dbTime(link.dateTime);
+      this.insertAliasStmt.run({
+        mac: link.mac,
+        devMac: link.devMac,
+        firstSeen: at,
+        lastSeen: at,
+        reason: link.reason,
+      });
+    }
+    for (const a of changes.aliasesSeen ?? []) this.aliasSeenStmt.run(dbTime(a.dateTime), a.mac);
     for (const u of changes.updates)
       this.updatePresenceStmt.run(
         u.presentLastScan,

@@ -96,6 +96,93 @@ export const deviceSql = {
   sessionsTotal: `SELECT COUNT(*) FROM Sessions WHERE ${sessionInPeriod}`,
 } as const;
 
+/**
+ * "Empty" for a merge: the value a device has when nobody set it (the `from` device's value is
+ * taken then). Flags and hours are never empty: the target's win.
+ */
+function emptySql(name: string): string | undefined {
+  const f = storedFields.find((field) => field.name === name);
+  if (f === undefined) return undefined;
+  if (name === 'devName') return "Devices.devName IN ('', '(unknown)')";
+  switch (f.kind) {
+    case 'text':
+      return `Devices.${name} = ''`;
+    case 'time':
+    case 'port':
+      return `Devices.${name} IS NULL`;
+    case 'json':
+      return `Devices.${name} = '[]'`;
+    default:
+      return undefined;
+  }
+}
+
+/** Fields a merge decides by what was observed rather than by "the target's non-empty wins". */
+const observedOnMerge: Readonly<Record<string, string>> = {
+  devFirstConnection:
+    'MIN(COALESCE(Devices.devFirstConnection, f.devFirstConnection), COALESCE(f.devFirstConnection, Devices.devFirstConnection))',
+  devLastConnection:
+    'MAX(COALESCE(Devices.devLastConnection, f.devLastConnection), COALESCE(f.devLastConnection, Devices.devLastConnection))',
+  devPresentLastScan: 'MAX(Devices.devPresentLastScan, f.devPresentLastScan)',
+  // The last IP of whichever MAC was seen last.
+  devLastIP: `CASE WHEN Devices.devLastIP = '' OR COALESCE(f.devLastConnection, '') > COALESCE(Devices.devLastConnection, '')
+    THEN CASE WHEN f.devLastIP = '' THEN Devices.devLastIP ELSE f.devLastIP END ELSE Devices.devLastIP END`,
+  // The source follows the name it describes.
+  devNameSource:
+    "CASE WHEN Devices.devName IN ('', '(unknown)') THEN f.devNameSource ELSE Devices.devNameSource END",
+  // Never the target itself (from was its parent).
+  devParentMAC:
+    "CASE WHEN Devices.devParentMAC = '' AND f.devParentMAC != Devices.devMac THEN f.devParentMAC ELSE Devices.devParentMAC END",
+};
+
+function mergedValue(name: string): string | undefined {
+  const observed = observedOnMerge[name];
+  if (observed !== undefined) return observed;
+  const empty = emptySql(name);
+  return empty === undefined ? undefined : `CASE WHEN ${empty} THEN f.${name} ELSE Devices.${name} END`;
+}
+
+const mergedColumns = storedFields
+  .filter((f) => f.name !== 'devMac' && f.name !== 'devGUID')
+  .map((f) => [f.name, mergedValue(f.name)] as const)
+  .filter((entry): entry is readonly [string, string] => entry[1] !== undefined);
+
+/**
+ * Several MACs per device: DeviceMacs holds a device's other MACs (aliases); its own MAC is its
+ * devMac and is never in the table (triggers of the migration refuse a MAC that is both). Every
+ * statement over the table is here, run by the device store only.
+ */
+export const macSql = {
+  resolve: 'SELECT dma_DevMac FROM DeviceMacs WHERE dma_MAC = ?',
+  aliases: 'SELECT dma_MAC FROM DeviceMacs WHERE dma_DevMac = ? ORDER BY dma_MAC',
+  loadAliases: 'SELECT dma_MAC AS alias, dma_DevMac AS devMac FROM DeviceMacs',
+  insert: `INSERT INTO DeviceMacs (dma_MAC, dma_DevMac, dma_FirstSeen, dma_LastSeen, dma_Reason)
+    VALUES (@mac, @devMac, @firstSeen, @lastSeen, @reason)`,
+  seen: 'UPDATE DeviceMacs SET dma_LastSeen = ? WHERE dma_MAC = ?',
+  deleteOf: 'DELETE FROM DeviceMacs WHERE dma_DevMac = ?',
+  deleteAlias:
+    'DELETE FROM DeviceMacs WHERE dma_MAC = @alias AND dma_DevMac = @devMac RETURNING dma_FirstSeen AS firstSeen, dma_LastSeen AS lastSeen',
+  moveAliases: 'UPDATE DeviceMacs SET dma_DevMac = @to WHERE dma_DevMac = @from',
+  // Aliases of devices that are gone (deleted by another process or the sqlite3 CLI).
+  prune:
+    'DELETE FROM DeviceMacs WHERE NOT EXISTS (SELECT 1 FROM Devices WHERE devMac = DeviceMacs.dma_DevMac)',
+  seenTimes:
+    'SELECT devFirstConnection AS firstSeen, devLastConnection AS lastSeen FROM Devices WHERE devMac = ?',
+  // The target's non-empty fields win; its empty ones take from's (see emptySql, observedOnMerge).
+  mergeFields: `UPDATE Devices SET ${mergedColumns.map(([n, v]) => `${n} = ${v}`).join(',\n      ')}
+    FROM Devices AS f WHERE Devices.devMac = @to AND f.devMac = @from`,
+  // A device never has two open sessions: from's is closed when the target has one.
+  closeFromSession: `UPDATE Sessions INDEXED BY Sessions_open
+    SET ses_EventTypeDisconnection = 'Disconnected', ses_DateTimeDisconnection = @now, ses_StillConnected = 0
+    WHERE ses_MAC = @from AND ses_StillConnected = 1
+      AND EXISTS (SELECT 1 FROM Sessions WHERE ses_MAC = @to AND ses_StillConnected = 1)`,
+  // The history moves; the triggers of the history counts follow an UPDATE of the MAC.
+  moveEvents: 'UPDATE Events SET eve_MAC = @to WHERE eve_MAC = @from',
+  moveSessions: 'UPDATE Sessions SET ses_MAC = @to WHERE ses_MAC = @from',
+  moveChildren: `UPDATE Devices SET devParentMAC = CASE WHEN devMac = @to THEN '' ELSE @to END
+    WHERE devParentMAC = @from`,
+} as const;
+
 /** GET /devices: the SQL of one list shape (list-query.ts) over the stored columns. */
 export function deviceListStatements(query: DeviceListQuery): { page: string; total: string; order: string } {
   return deviceListSql(query, `${columnList}, ${presenceFlagColumns}`);
@@ -249,6 +336,15 @@ export const changeTrackingSql = `
         OR OLD.devPresentLastScan IS NOT NEW.devPresentLastScan OR OLD.devAlertDown IS NOT NEW.devAlertDown
         OR OLD.devParentRelType IS NOT NEW.devParentRelType OR OLD.devParentPort IS NOT NEW.devParentPort
         OR OLD.devLastIP IS NOT NEW.devLastIP OR OLD.devMac IS NOT NEW.devMac));
+  END;
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_alias_insert AFTER INSERT ON main.DeviceMacs BEGIN
+    ${mark('NEW.dma_DevMac')};
+  END;
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_alias_delete AFTER DELETE ON main.DeviceMacs BEGIN
+    ${mark('OLD.dma_DevMac')};
+  END;
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_alias_update AFTER UPDATE OF dma_DevMac ON main.DeviceMacs BEGIN
+    ${mark('OLD.dma_DevMac')}; ${mark('NEW.dma_DevMac')};
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_event_insert AFTER INSERT ON main.Events BEGIN
     ${mark('NEW.eve_MAC')};

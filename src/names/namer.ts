@@ -102,6 +102,11 @@ export class DeviceNamer {
     return this.resolver.enabled;
   }
 
+  /** The devMac of the device that has `mac` (own or alias); `mac` when none has it. */
+  deviceMac(mac: string): string {
+    return this.devices.resolveMac(mac);
+  }
+
   /** Looks up the seen devices that need it (see the file comment); never throws. */
   async prepare(
     seen: ReadonlyMap<string, SeenDevice>,

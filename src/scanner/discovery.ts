@@ -196,6 +196,11 @@ function ipv4Number(ip: string): number {
   return ip.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
 }
 
+/** IPv4 addresses, unique, in numeric order (the order of Observation.ips). */
+export function sortedIps(ips: Iterable<string>): string[] {
+  return [...new Set(ips)].sort((a, b) => ipv4Number(a) - ipv4Number(b));
+}
+
 export interface SubnetResult {
   readonly tool: ScanToolName;
   readonly sightings: readonly Sighting[];
@@ -236,7 +241,7 @@ export function mergeSightings(results: readonly SubnetResult[]): Map<string, Ob
     }
   const observations = new Map<string, Observation>();
   for (const [mac, entry] of merged) {
-    const ips = [...entry.ips].sort((a, b) => ipv4Number(a) - ipv4Number(b));
+    const ips = sortedIps(entry.ips);
     const observation: Observation = { ips, vendor: entry.vendor, source: entry.source };
     observations.set(
       mac,

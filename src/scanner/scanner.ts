@@ -22,7 +22,9 @@ import {
 } from './discovery.js';
 import { discoverIpv6, prefix64 } from './ipv6.js';
 import type { PreparedNames, SeenDevice } from '../names/namer.js';
-import { planCycle, type PlannedEvent } from './state-machine.js';
+import { linkInfo, MacStep, mapAliases, type DhcpIdentity } from './macs.js';
+import { planCycle, type PlannedEvent, type ScanPlan } from './state-machine.js';
+import { isRandomMac } from '../validation.js';
 import { ScanStore } from './store.js';
 import { parseScanSubnets, subnetScope, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
@@ -40,6 +42,8 @@ export type ScannerConfig = Pick<
   | 'FLAP_THRESHOLD'
   | 'FLAP_WINDOW_MINUTES'
   | 'SCAN_IPV6'
+  | 'RANDOM_MAC_LINK'
+  | 'NOTIFY_RANDOM_MAC'
 >;
 
 export interface ScannerOptions {
@@ -79,6 +83,11 @@ export interface ScannerOptions {
   };
   /** The security watch's step of each cycle (src/watch/cycle.ts); none: no watch. */
   readonly watch?: CycleWatch;
+  /**
+   * The DHCP leases' identity of each MAC (DHCP_LEASES), read before the cycle's transaction: the
+   * automatic linking of random MACs uses them. Undefined: no lease files, no linking.
+   */
+  readonly leases?: () => Promise<ReadonlyMap<string, DhcpIdentity>>;
 }
 
 /**
@@ -91,6 +100,36 @@ export interface CycleWatch {
   prepare(subnets: readonly ScanSubnet[], signal: AbortSignal): Promise<void>;
   /** In the cycle's synchronous section, after the state machine: events, and the writes to make. */
   plan(results: readonly SubnetResult[], now: Date): { events: readonly PlannedEvent[]; write(): void };
+}
+
+/**
+ * The plan with the alias step's writes: the links (DeviceMacs rows), their `MAC Linked` events
+ * (notified only when the device's devAlertEvents is set: the rules decide) and the aliases seen.
+ */
+export function withLinks(
+  plan: ScanPlan,
+  macs: { readonly links: ScanPlan['links']; readonly aliasesSeen: readonly string[] },
+  known: ReadonlyMap<string, { readonly alertEvents: boolean; readonly lastIP: string }>,
+  now: Date,
+): ScanPlan {
+  const links = macs.links ?? [];
+  if (links.length === 0 && macs.aliasesSeen.length === 0) return plan;
+  const at = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  const ipOf = new Map(plan.updates.map((u) => [u.mac, u.lastIP]));
+  const events: PlannedEvent[] = links.map((link) => ({
+    mac: link.devMac,
+    ip: ipOf.get(link.devMac) ?? known.get(link.devMac)?.lastIP ?? '',
+    type: 'MAC Linked',
+    dateTime: at,
+    additionalInfo: linkInfo(link),
+    pendingAlert: known.get(link.devMac)?.alertEvents === true ? 1 : 0,
+  }));
+  return {
+    ...plan,
+    events: [...plan.events, ...events],
+    links: links.map((link) => ({ ...link, dateTime: at })),
+    aliasesSeen: macs.aliasesSeen.map((mac) => ({ mac, dateTime: at })),
+  };
 }
 
 /** The discovery tool for a SCAN_TOOL setting: `auto` is arp-scan when installed, else nmap -sn. */
@@ -119,6 +158,7 @@ export interface ScanStatus {
 export class Scanner {
   readonly subnets: readonly ScanSubnet[];
   private readonly store: ScanStore;
+  private readonly macs: MacStep;
   private readonly now: () => Date;
   private readonly intervalMs: number;
   private readonly tool: ScanToolName;
@@ -132,6 +172,7 @@ export class Scanner {
   constructor(private readonly options: ScannerOptions) {
     this.subnets = parseScanSubnets(options.config.SCAN_SUBNETS);
     this.store = new ScanStore(options.devices);
+    this.macs = new MacStep(options.devices, options.config.RANDOM_MAC_LINK);
     this.now = options.now ?? (() => new Date());
     this.intervalMs = options.testOnlyIntervalMs ?? options.config.SCAN_INTERVAL * 1000;
     this.tool = scanTool(options.config.SCAN_TOOL, options.arpScanInstalled ?? true);
@@ -260,10 +301,21 @@ export class Scanner {
     }
     const observations = mergeSightings(results);
     let newDevices = 0;
+    // Lease files are read before the transaction (file I/O); a failed read only means no linking.
+    const leases =
+      errors.length === 0 && this.options.config.RANDOM_MAC_LINK
+        ? await this.options.leases?.().catch(() => undefined)
+        : undefined;
     // Naming waits on the network, so it runs before the transaction; the names go into the plan.
+    const names = this.options.names;
     const naming =
-      errors.length === 0
-        ? await this.options.names?.prepare(observations, this.now(), controller.signal)
+      errors.length === 0 && names !== undefined
+        ? await names.prepare(
+            // Named as devices: an alias's lookup names the device it belongs to.
+            mapAliases(observations, this.options.devices.loadAliases()).observations,
+            this.now(),
+            controller.signal,
+          )
         : undefined;
     if (errors.length === 0) {
       try {
@@ -271,9 +323,11 @@ export class Scanner {
         const { config } = this.options;
         const now = this.now();
         const known = this.store.loadState(new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000));
+        // Aliases and links first: the state machine sees devices, whichever MAC they used.
+        const macs = this.macs.run(observations, new Set(known.keys()), leases, now);
         const planned = planCycle({
           known,
-          observations,
+          observations: macs.observations,
           missesBeforeAbsent: config.SCAN_MISSES_BEFORE_ABSENT,
           inScope: cycleScope(subnetScope(this.subnets), ipv6Prefixes),
           sleepMinutes: config.SLEEP_MINUTES,
@@ -281,14 +335,17 @@ export class Scanner {
           flapWindowMinutes: config.FLAP_WINDOW_MINUTES,
           now,
         });
-        const named = naming ? naming.apply(planned) : planned;
+        const linked = withLinks(naming ? naming.apply(planned) : planned, macs, known, now);
         const watched = this.options.watch?.plan(results, now);
-        const plan = watched ? { ...named, events: [...named.events, ...watched.events] } : named;
+        const plan = watched ? { ...linked, events: [...linked.events, ...watched.events] } : linked;
         const notifications = this.options.notifications;
+        const notified = config.NOTIFY_RANDOM_MAC
+          ? plan.events
+          : plan.events.filter((e) => e.type !== 'New Device' || !isRandomMac(e.mac));
         this.store.apply(plan, {
           beforeCommit: () => {
             watched?.write();
-            notifications?.record(plan.events, now);
+            notifications?.record(notified, now);
           },
         });
         newDevices = plan.counts.newDevices;

@@ -6,7 +6,7 @@
  *   new hosts -> one delivery per channel with the right bodies (signature verified);
  *   Home Assistant: retained configs, state and attributes; availability online;
  *   a devAlertDown host leaves -> Device Down; a host without flags leaves -> nothing sent;
- *   a device deleted -> empty retained config; Home Assistant's birth message -> configs again;
+ *   a device deleted (or merged into another) -> empty retained config; Home Assistant's birth message -> configs again;
  *   a receiver answering 500 -> retried, arrives with the same deliveryId once it recovers;
  *   receivers down, kill -9 after the cycle's commit, receivers back, restart -> delivered once
  *   more with the same deliveryIds.
@@ -376,6 +376,15 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
       await eventually(() => outboxRows(dataDir).every((r) => r.status === 'sent'), 200),
       JSON.stringify(outboxRows(dataDir).map((r) => [r.channel, r.status])),
     );
+    // 8. Merging h4 into h3 (docs/random-macs.md): h4's entity goes, an empty retained config as on a delete.
+    const merged = await second.request('POST', `/device/${h3.mac}/merge`, { body: { from: h4.mac } });
+    assert.equal(merged.status, 200, merged.text);
+    const h4Config = `homeassistant/device_tracker/netkeep_${mac12(h4.mac)}/config`;
+    await watch.waitUntil(
+      (m) => m.some((x) => x.topic === h4Config && x.payload === ''),
+      'empty config of the merged h4',
+    );
+
     // The log of the whole run holds no secret.
     assert.ok(![...first.logs, ...second.logs].some((line) => line.includes(secret)));
   });

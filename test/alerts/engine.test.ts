@@ -263,6 +263,7 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
         devVendor: 'Acme',
         devLastIP: '10.9.0.1',
         devStatus: 'On-line',
+        devRandomMac: 1,
       },
     });
     assert.deepEqual(

@@ -26,6 +26,7 @@ const needs: Record<EventType, 'none' | 'down' | 'events'> = {
   'Gateway Changed': 'none',
   'Ports Changed': 'none',
   'Rogue DHCP': 'none',
+  'MAC Linked': 'events',
 };
 
 describe('alert rules', () => {

@@ -319,6 +319,23 @@ describe('web console in Chromium', { skip }, () => {
     }
   });
 
+  test('a random MAC has its badge; Merge with… moves a device in, Split off makes it one again', async () => {
+    const keep = '02:cc:00:00:00:04';
+    const other = '02:cc:00:00:00:05';
+    await page.goto(`${server.url}/ui/devices/${keep}`);
+    await page.getByRole('heading', { name: 'device 4' }).waitFor();
+    assert.equal(await page.locator('.summary .tag.random').textContent(), 'random MAC');
+    await page.getByLabel('Merge with…').fill(other);
+    await page.getByRole('button', { name: 'Merge into this device' }).click();
+    await page.getByText(`Merged: this device now has the MACs ${keep}, ${other}.`).waitFor();
+    assert.deepEqual((await server.request('GET', `/device/${other}`)).json.devMacs, [keep, other]);
+    await page.getByText(`also ${other}`).waitFor();
+    await page.getByRole('button', { name: `Split off ${other}…` }).click();
+    await page.getByRole('button', { name: 'Yes, split' }).click();
+    await page.getByText(`${other} is a device of its own again.`).waitFor();
+    assert.deepEqual((await server.request('GET', `/device/${other}`)).json.devMacs, [other]);
+  });
+
   test('delete asks first: Cancel keeps the device, "Yes, delete" removes it and returns to the list', async () => {
     const doomed = '02:cc:00:00:00:03';
     await page.goto(`${server.url}/ui/devices/${doomed}`);

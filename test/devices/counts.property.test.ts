@@ -5,6 +5,8 @@
  * device, for every period and at several moments, equals a recount from the raw Events and
  * Sessions tables with the statements that define the counts; and the GET cache's text equals the
  * uncached answer, for every period, also when the clock has moved on since the entry was made.
+ * Merges and splits of devices (several MACs per device) are among the writes: every MAC then
+ * belongs to at most one device, and the counts still equal the recount.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +22,9 @@ import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { deviceSql } from '../../src/devices/sqlite-sql.js';
 import { DeviceJsonCache } from '../../src/devices/view-cache.js';
 import type { Observation } from '../../src/scanner/discovery.js';
+import { mapAliases } from '../../src/scanner/macs.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
+import { DomainError } from '../../src/errors.js';
 import { ScanStore } from '../../src/scanner/store.js';
 import { dbTime, periods, periodStart, type Period } from '../../src/time.js';
 import { dumpCounts } from './history.js';
@@ -61,7 +65,9 @@ type Action =
   | { kind: 'foreignEvent'; mac: string; at: number; type: string; irregular: boolean }
   | { kind: 'foreignSession'; mac: string; from: number; length: number; open: boolean; irregular: boolean }
   | { kind: 'foreignUpdate'; pick: number; shift: number }
-  | { kind: 'foreignDelete'; pick: number };
+  | { kind: 'foreignDelete'; pick: number }
+  | { kind: 'merge'; to: string; from: string }
+  | { kind: 'split'; mac: string; alias: string };
 
 const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({
@@ -77,6 +83,9 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   }),
   fc.record({ kind: fc.constant('copy' as const), from: mac, to: mac }),
   fc.record({ kind: fc.constant('delete' as const), mac }),
+  fc.record({ kind: fc.constant('merge' as const), to: mac, from: mac }),
+  fc.record({ kind: fc.constant('merge' as const), to: mac, from: mac }),
+  fc.record({ kind: fc.constant('split' as const), mac, alias: mac }),
   fc.record({ kind: fc.constant('deleteEvents' as const), mac }),
   fc.record({ kind: fc.constant('prune' as const), days: fc.integer({ min: 1, max: 400 }) }),
   fc.record({
@@ -122,7 +131,14 @@ function apply(world: World, a: Action, irregularTime: (at: number) => string | 
       const observations = new Map<string, Observation>(
         a.present.map((m, i) => [m, { ips: [`10.0.0.${i + 1}`], vendor: '', source: 'arp-scan' }]),
       );
-      const plan = planCycle({ known: world.store.loadState(), observations, missesBeforeAbsent: 1, now });
+      // As the scanner does: an alias sighting is its device's.
+      const mapped = mapAliases(observations, repo.loadAliases()).observations;
+      const plan = planCycle({
+        known: world.store.loadState(),
+        observations: mapped,
+        missesBeforeAbsent: 1,
+        now,
+      });
       world.store.apply(plan);
       return;
     }
@@ -135,7 +151,26 @@ function apply(world: World, a: Action, irregularTime: (at: number) => string | 
       if (a.from !== a.to) repo.copy(a.from, a.to);
       return;
     case 'delete':
-      repo.delete(a.mac);
+      repo.delete(repo.resolveMac(a.mac));
+      return;
+    case 'merge':
+    case 'split':
+      try {
+        if (a.kind === 'merge') {
+          repo.merge(a.to, a.from, now);
+          // The history moved with the device: nothing is left under the merged MAC.
+          const left = world.db
+            .prepare<[string, string], number>(
+              'SELECT (SELECT COUNT(*) FROM Events WHERE eve_MAC = ?) + (SELECT COUNT(*) FROM Sessions WHERE ses_MAC = ?)',
+            )
+            .pluck()
+            .get(a.from, a.from);
+          assert.equal(left, 0, `history left under ${a.from}`);
+        } else repo.split(a.mac, a.alias, now);
+      } catch (err) {
+        // Refused (missing, same device, already merged, not an alias): nothing was changed.
+        if (!(err instanceof DomainError)) throw err;
+      }
       return;
     case 'deleteEvents':
       repo.deleteEvents(a.mac);
@@ -198,6 +233,19 @@ function check(world: World, at: number): void {
     { sessions: number; seconds: number }
   >(deviceSql.sessionStats);
   const now = new Date(at);
+  // Every MAC belongs to at most one device: a device's own MAC or one alias, never both or two.
+  const owned = db
+    .prepare<[], string>('SELECT devMac FROM Devices UNION ALL SELECT dma_MAC FROM DeviceMacs')
+    .pluck()
+    .all();
+  assert.equal(new Set(owned).size, owned.length, `a MAC owned twice: ${owned.join(' ')}`);
+  const orphans = db
+    .prepare<[], number>(
+      'SELECT COUNT(*) FROM DeviceMacs WHERE NOT EXISTS (SELECT 1 FROM Devices WHERE devMac = dma_DevMac)',
+    )
+    .pluck()
+    .get();
+  assert.equal(orphans, 0, 'an alias of no device');
   for (const device of macs) {
     for (const period of Object.keys(periods) as Period[]) {
       const start = periodStart(period, now) ?? '';

@@ -127,12 +127,19 @@ describe('GET /devices', () => {
       assert.equal(item.devStatus, expected.status, String(item.devMac));
       assert.deepEqual(
         Object.keys(item).sort(),
-        [...storedFields.map((f) => f.name), 'devStatus', 'devSleeping', 'devFlapping'].sort(),
+        [
+          ...storedFields.map((f) => f.name),
+          'devStatus',
+          'devSleeping',
+          'devFlapping',
+          'devRandomMac',
+        ].sort(),
       );
       // The stored fields are exactly what GET /device/<mac> returns.
       const full = (await server.request('GET', `/device/${String(item.devMac)}`)).json;
       for (const f of storedFields) assert.deepEqual(item[f.name], full[f.name], f.name);
       assert.equal(item.devStatus, full.devStatus);
+      assert.equal(item.devRandomMac, full.devRandomMac);
     }
   });
 

@@ -78,6 +78,8 @@ describe('/device endpoints', () => {
         devStatus: 'Off-line',
         devSleeping: 0,
         devFlapping: 0,
+        devRandomMac: 0,
+        devMacs: [],
         devSessions: 0,
         devEvents: 0,
         devDownAlerts: 0,

@@ -23,18 +23,14 @@ import { after, before, describe, test } from 'node:test';
 import type { Delivery } from '../../src/alerts/model.js';
 import { startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { dhcpMissing, startDhcpServer, takeLease } from '../helpers/dhcp.js';
 import { commandMissing, skipUnlessCi } from '../helpers/requirements.js';
 import { TestServer } from '../helpers/server.js';
 import { createTestLan, testLanMissing, type LanHost, type TestLan } from '../helpers/testlan.js';
 import { waitForFirstCycle } from '../scanner/helpers.js';
 
-const dnsmasq = '/usr/sbin/dnsmasq';
-const udhcpc = '/usr/sbin/udhcpc';
 const skip = skipUnlessCi(
-  testLanMissing() ??
-    commandMissing(dnsmasq, 'dnsmasq-base') ??
-    commandMissing(udhcpc, 'udhcpc') ??
-    commandMissing('/usr/sbin/arp-scan', 'arp-scan'),
+  testLanMissing() ?? dhcpMissing() ?? commandMissing('/usr/sbin/arp-scan', 'arp-scan'),
   'naming end-to-end tests',
 );
 const responderScript = fileURLToPath(new URL('../helpers/name-responders.js', import.meta.url));
@@ -69,42 +65,15 @@ describe('naming end to end: dnsmasq leases, mDNS, NetBIOS and reverse DNS on a 
 
   before(async () => {
     lan = await createTestLan({ hosts: 5, far: false });
-    const base = lan.gateway.replace(/\.1$/, '');
     writeFileSync(leaseFile, '');
     // The DHCP server of the LAN: dnsmasq on the router's bridge, DNS off (port 0).
-    lan.spawn(lan.routerNs, [
-      dnsmasq,
-      '--no-daemon',
-      '--port=0',
-      '--conf-file=/dev/null',
-      '--pid-file=',
-      '--interface=br0',
-      '--bind-interfaces',
-      '--no-ping',
-      `--dhcp-range=${base}.200,${base}.250,12h`,
-      `--dhcp-leasefile=${leaseFile}`,
-    ]);
+    startDhcpServer(lan, leaseFile);
     for (const [name, hostname] of [
       ['h1', 'kitchen-pi'],
       ['h5', 'tv-box'],
-    ] as const) {
-      // A real DHCP client asking with its host name; -s /bin/true leaves the host's address alone.
-      await lan.exec(host(name).ns, [
-        udhcpc,
-        '-i',
-        'eth0',
-        '-n',
-        '-q',
-        '-t',
-        '5',
-        '-T',
-        '1',
-        '-x',
-        `hostname:${hostname}`,
-        '-s',
-        '/bin/true',
-      ]);
-    }
+    ] as const)
+      // A real DHCP client asking with its host name.
+      await takeLease(lan, host(name), { hostname });
     await responder(host('h1'), 'mdns', 'pi-mdns');
     await responder(host('h2'), 'mdns', 'printer');
     await responder(host('h2'), 'netbios', 'PRINTER-NB');

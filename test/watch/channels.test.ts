@@ -23,6 +23,7 @@ function delivery(type: NotificationEvent['type']): Delivery {
           devType: '',
           devVendor: '',
           devLastIP: '',
+          devRandomMac: 0,
           devStatus: 'On-line',
         },
       },

@@ -24,6 +24,7 @@ import {
 } from '../components';
 import { Link, navigate } from '../router';
 import { NmapModeSelect, finalLines, outputLines, progressLine } from './tools';
+import { RandomMacBadge } from './devices';
 
 type Device = Record<string, unknown> & {
   devMac: string;
@@ -37,6 +38,8 @@ type Device = Record<string, unknown> & {
   devSleeping?: number;
   devFlapping?: number;
   devPrimaryIPv6?: string;
+  devRandomMac?: number;
+  devMacs?: string[];
 };
 
 interface Session {
@@ -566,6 +569,7 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
   const [mode, setMode] = useState('fast');
   const [target, setTarget] = useState(device.devLastIP);
   const [copyTo, setCopyTo] = useState('');
+  const [mergeFrom, setMergeFrom] = useState('');
   const [running, setRunning] = useState<string>();
 
   const run = async (name: string, work: () => Promise<string | undefined>) => {
@@ -670,6 +674,48 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
           Copy
         </button>
       </form>
+      <form
+        class="action-row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run('merge', async () => {
+            const r = await api<{ devMacs: string[] }>('POST', `/device/${mac}/merge`, {
+              body: { from: mergeFrom },
+            });
+            setMergeFrom('');
+            onChanged();
+            return `Merged: this device now has the MACs ${r.devMacs.join(', ')}.`;
+          });
+        }}
+      >
+        <TextField
+          id="merge-from"
+          label="Merge with… (the other device's MAC: its MACs, history and empty fields move here, it is removed)"
+          placeholder="aa:bb:cc:dd:ee:ff"
+          value={mergeFrom}
+          onValue={setMergeFrom}
+        />
+        <button type="submit" disabled={action.running || mergeFrom === ''}>
+          Merge into this device
+        </button>
+      </form>
+      {(device.devMacs ?? []).slice(1).map((alias) => (
+        <div class="action-row" key={alias}>
+          <Confirmed
+            label={`Split off ${alias}…`}
+            question={`Make ${alias} a device of its own again (with no history)?`}
+            confirm="Yes, split"
+            disabled={action.running}
+            onConfirm={() => {
+              void run('split', async () => {
+                await api('POST', `/device/${mac}/split`, { body: { mac: alias } });
+                onChanged();
+                return `${alias} is a device of its own again.`;
+              });
+            }}
+          />
+        </div>
+      ))}
       <div class="action-row">
         <Confirmed
           label="Reset custom properties…"
@@ -754,6 +800,13 @@ export function DevicePage({ mac }: { readonly mac: string }) {
           </div>
           <p class="muted summary">
             <span class="mono">{d.devMac}</span>
+            {d.devRandomMac === 1 && <RandomMacBadge />}
+            {(d.devMacs ?? []).length > 1 && (
+              <span class="aliases">
+                {' · also '}
+                <span class="mono">{(d.devMacs ?? []).slice(1).join(', ')}</span>
+              </span>
+            )}
             {typeof d.devNameSource === 'string' && d.devNameSource !== '' && (
               <span class="name-source"> · name {nameSources[d.devNameSource] ?? d.devNameSource}</span>
             )}

@@ -23,6 +23,19 @@ export interface DeviceItem {
   readonly devSleeping?: number;
   readonly devFlapping?: number;
   readonly devPrimaryIPv6?: string;
+  readonly devRandomMac?: number;
+}
+
+/** The mark of a random ("private") MAC, which a phone or laptop may rotate (docs/random-macs.md). */
+export function RandomMacBadge() {
+  return (
+    <span
+      class="tag random"
+      title="Random (private) MAC: the device may change it. netkeep links a new one when DHCP shows it is the same device; otherwise merge the two by hand."
+    >
+      random MAC
+    </span>
+  );
 }
 
 interface DevicePage {
@@ -275,7 +288,10 @@ export function DeviceList() {
                   {d.devSleeping === 1 && <span class="tag">sleeping</span>}
                   {d.devFlapping === 1 && <span class="tag flapping">flapping</span>}
                 </td>
-                <td class="mono roomy">{d.devMac}</td>
+                <td class="mono roomy">
+                  {d.devMac}
+                  {d.devRandomMac === 1 && <RandomMacBadge />}
+                </td>
                 <td class="mono">{d.devLastIP || d.devPrimaryIPv6}</td>
                 <td class="wide">{d.devVendor}</td>
                 <td class="wide">{d.devOwner}</td>
