@@ -55,6 +55,11 @@ const ipv6Chars = new RegExp(ipLiteralPattern);
 /** The characters of an nmap target: an IP literal, optionally `/prefix`. */
 export const scanTargetPattern = '^[0-9a-fA-F:.]+(?:/[0-9]{1,3})?$';
 const scanTargetChars = new RegExp(scanTargetPattern);
+/**
+ * The characters of an IP literal or a MAC in any accepted form (NetAlertX's open_ports `target`),
+ * never starting with `-`; parseIpOrMac checks the rest.
+ */
+export const ipOrMacPattern = '^[0-9a-fA-F:][0-9a-fA-F:.-]*$';
 /** The characters of an IP literal or a hostname, never starting with `-`. */
 export const hostOrIpPattern = '^[0-9A-Za-z.:][0-9A-Za-z.:-]*$';
 
@@ -151,4 +156,14 @@ export function parseScanTarget(input: string): ScanTarget | null {
   const bits = version === 4 ? 32 : 128;
   if (prefix > bits) return null;
   return { target: `${address}/${prefix}`, version, size: 2 ** (bits - prefix) };
+}
+
+/** An IP address (RFC 5952 text for IPv6) or a canonical MAC; null when the text is neither. */
+export function parseIpOrMac(input: string): { ip: string } | { mac: string } | null {
+  const mac = normalizeMac(input);
+  if (mac !== null) return { mac };
+  const version = ipVersion(input);
+  if (version === 4) return { ip: input };
+  if (version === 6) return { ip: ipaddr.IPv6.parse(input).toString() };
+  return null;
 }

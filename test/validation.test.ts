@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { tokenChecker, tokenEquals } from '../src/http/auth.js';
 import { toDbTime } from '../src/time.js';
-import { ipVersion, isHostname, normalizeMac, parseIpPort, parseScanTarget } from '../src/validation.js';
+import {
+  ipOrMacPattern,
+  ipVersion,
+  isHostname,
+  normalizeMac,
+  parseIpOrMac,
+  parseIpPort,
+  parseScanTarget,
+} from '../src/validation.js';
 
 test('MAC forms', () => {
   for (const form of ['AA:BB:CC:00:11:22', 'aa-bb-cc-00-11-22', 'aabb.cc00.1122', 'AABBCC001122'])
@@ -106,4 +114,30 @@ test('a token matches only itself, whatever the candidate length or encoding', (
   ])
     assert.ok(!equals(other), JSON.stringify(other.slice(0, 20)));
   assert.ok(!tokenEquals('')(''), 'an empty token never matches');
+});
+
+test('parseIpOrMac: a canonical MAC, an IPv4 address or RFC 5952 IPv6 text; nothing else', () => {
+  assert.deepEqual(parseIpOrMac('AA-BB-CC-00-00-01'), { mac: 'aa:bb:cc:00:00:01' });
+  assert.deepEqual(parseIpOrMac('aabb.cc00.0001'), { mac: 'aa:bb:cc:00:00:01' });
+  assert.deepEqual(parseIpOrMac('192.168.1.5'), { ip: '192.168.1.5' });
+  assert.deepEqual(parseIpOrMac('FD00:0:0:0:0:0:0:1'), { ip: 'fd00::1' });
+  // A 12-hex-digit text is a MAC; an IPv6 literal never has 12 hex digits without a colon.
+  assert.deepEqual(parseIpOrMac('aabbcc000001'), { mac: 'aa:bb:cc:00:00:01' });
+  const pattern = new RegExp(ipOrMacPattern);
+  for (const bad of [
+    '',
+    '-1',
+    '--script=x',
+    '010.0.0.1',
+    '::ffff:10.0.0.1',
+    '1.2.3',
+    'fe80::1%eth0',
+    'aa:bb',
+  ]) {
+    assert.equal(parseIpOrMac(bad), null, bad);
+    if (bad.startsWith('-')) assert.equal(pattern.test(bad), false, bad);
+  }
+  // The pattern lets every accepted form through to the parser.
+  for (const good of ['aa-bb-cc-00-00-01', 'aabb.cc00.0001', '10.0.0.1', '::1', 'fd00::1'])
+    assert.ok(pattern.test(good), good);
 });

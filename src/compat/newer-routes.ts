@@ -4,6 +4,7 @@
  * `query_json.php?file=table_devices.json`. Shapes are NetAlertX's (the file each route matched is
  * named in its schema); every route is thin: it reads through the device repository, the event log
  * or the compat store, the same modules as GET /devices, the console's event log and the export.
+ * `POST /device/open_ports` is in src/watch/routes.ts, beside GET /device/<mac>/ports.
  */
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
@@ -305,17 +306,6 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
     },
     async () => lastEvents(),
   );
-
-  // NetAlertX: api_device_open_ports (api_server_start.py) answers the ports its scheduled nmap
-  // scans stored. netkeep stores no scan results yet: a clear 404 instead of "open_ports is not a
-  // MAC address" from POST /device/<mac>.
-  app.post('/device/open_ports', { schema: { hide: true } }, async () => {
-    throw new DomainError(
-      'not-found',
-      'netkeep stores no port scan results yet; POST /nettools/nmap scans a target now (see docs/netalertx.md).',
-      { code: 'NOT_OFFERED' },
-    );
-  });
 
   // NetAlertX: front/php/server/query_json.php serves files of its api/ directory; the Glance widget
   // reads `table_devices.json` ({data: [device rows with devStatus]}). netkeep builds that one answer

@@ -62,6 +62,7 @@ export class WatchStore {
   private readonly portUpsert: Statement<[string, number, string, string, string, string, string, string]>;
   private readonly portDelete: Statement<[string, number, string]>;
   private readonly existsStmt: Statement<[string], number>;
+  private readonly atStmt: Statement<[string, string], string>;
   private readonly watched: Statement<[], { mac: string; ip: string }>;
   private readonly db: Database;
 
@@ -86,6 +87,14 @@ export class WatchStore {
       'DELETE FROM DevicePorts WHERE dpo_MAC = ? AND dpo_Port = ? AND dpo_Protocol = ?',
     );
     this.existsStmt = db.prepare<[string], number>('SELECT 1 FROM Devices WHERE devMac = ?').pluck();
+    // No index on the addresses: one scan of Devices per call, as NetAlertX's getByIP (10,000
+    // devices: about a millisecond); asked only by POST /device/open_ports.
+    this.atStmt = db
+      .prepare<[string, string], string>(
+        `SELECT devMac FROM Devices WHERE devLastIP = ? OR devPrimaryIPv6 = ?
+         ORDER BY devPresentLastScan DESC, devLastConnection DESC, devMac LIMIT 1`,
+      )
+      .pluck();
     this.watched = db.prepare(`
       SELECT devMac AS mac, devLastIP AS ip FROM Devices
       WHERE devWatchPorts = 1 AND devPresentLastScan = 1 ORDER BY devMac`);
@@ -94,6 +103,14 @@ export class WatchStore {
 
   deviceExists(mac: string): boolean {
     return this.existsStmt.get(mac) !== undefined;
+  }
+
+  /**
+   * The MAC of the device at `ip` (its devLastIP, or its devPrimaryIPv6 in RFC 5952 text): the one
+   * present in the last scan, else the one connected last, when an old device kept the address.
+   */
+  deviceAt(ip: string): string | undefined {
+    return this.atStmt.get(ip, ip);
   }
 
   /** Present devices with devWatchPorts set, with their last IP (the port watch's targets). */

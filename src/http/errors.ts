@@ -12,6 +12,7 @@ import { DomainError, type ErrorKind } from '../errors.js';
 import { acceptedTimePattern } from '../time.js';
 import {
   hostOrIpPattern,
+  ipOrMacPattern,
   integerTextPattern,
   ipLiteralPattern,
   ipv4Pattern,
@@ -93,6 +94,7 @@ const patternRules: ReadonlyMap<string, string> = new Map([
   [ipLiteralPattern, 'must be one IPv4 or IPv6 address'],
   [scanTargetPattern, 'must be an IPv4 or IPv6 address, or a CIDR range such as 192.168.1.0/24'],
   [hostOrIpPattern, 'must be an IP address or a hostname'],
+  [ipOrMacPattern, 'must be an IP address or a MAC address'],
   // Where null is also accepted (a device's times), the union's message adds "or null".
   [acceptedTimePattern, 'must be an ISO 8601 date-time'],
 ]);
@@ -114,6 +116,7 @@ const patternCodes: ReadonlyMap<string, string> = new Map([
   [ipLiteralPattern, 'INVALID_ADDRESS'],
   [scanTargetPattern, 'INVALID_SCAN_TARGET'],
   [hostOrIpPattern, 'INVALID_NAME'],
+  [ipOrMacPattern, 'INVALID_TARGET'],
   [acceptedTimePattern, 'INVALID_FIELD'],
 ]);
 const fieldCodes: Readonly<Record<string, string>> = {

@@ -36,6 +36,7 @@ export const toolOperations = [
   { name: 'get_recent_alerts', method: 'POST', path: '/events/recent' },
   { name: 'get_last_events', method: 'POST', path: '/events/last' },
   { name: 'set_device_alias', method: 'POST', path: '/device/{mac}/set-alias' },
+  { name: 'get_open_ports', method: 'POST', path: '/device/open_ports' },
   { name: 'trigger_scan', method: 'POST', path: '/nettools/trigger-scan' },
   { name: 'wol_wake_device', method: 'POST', path: '/nettools/wakeonlan' },
   { name: 'run_nmap_scan', method: 'POST', path: '/nettools/nmap' },

@@ -346,12 +346,6 @@ describe('NetAlertX 2026 endpoints', () => {
     assert.deepEqual(opened, []);
   });
 
-  test('POST /device/open_ports: a 404 saying why, not a MAC error', async () => {
-    const res = await app.request('POST', '/device/open_ports', { body: { target: '10.0.0.1' } });
-    assert.deepEqual([res.status, res.json.code], [404, 'NOT_OFFERED'], res.text);
-    assert.match(String(res.json.message), /stores no port scan results/);
-  });
-
   test('every new endpoint needs the token', async () => {
     for (const [method, path] of [
       ['POST', '/devices/search'],
@@ -361,12 +355,16 @@ describe('NetAlertX 2026 endpoints', () => {
       ['GET', '/events/recent'],
       ['POST', '/events/last'],
       ['POST', `/device/${macs.phone}/set-alias`],
+      ['POST', '/device/open_ports'],
       ['GET', '/nettools/interfaces'],
       ['POST', '/nettools/trigger-scan'],
       ['GET', '/php/server/query_json.php?file=table_devices.json'],
       ['POST', '/mcp'],
     ] as const) {
-      const res = await app.request(method, path, { token: 'wrong-token', body: { query: 'x', alias: 'x' } });
+      const res = await app.request(method, path, {
+        token: 'wrong-token',
+        body: { query: 'x', alias: 'x', target: macs.router },
+      });
       assert.equal(res.status, 403, `${method} ${path}`);
     }
   });

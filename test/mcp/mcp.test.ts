@@ -2,15 +2,19 @@
  * /mcp driven by the MCP SDK's own client over real HTTP (the in-process app listening on
  * 127.0.0.1): initialize, tools/list (the tools and their input schemas are the routes'), tools/call
  * changing what the REST API then shows, arguments failing a route's schema answered with that
- * route's own 400 reason, a wrong token refused. Wake-on-LAN goes to a loopback UDP listener and
+ * route's own 400 reason, get_open_ports answering the ports stored through the watch store as
+ * POST /device/open_ports does, a wrong token refused. Wake-on-LAN goes to a loopback UDP listener and
  * nmap scans 127.0.0.1 only.
  */
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import Database from 'better-sqlite3';
+import { WatchStore } from '../../src/devices/watch-store.js';
 import { toolOperations } from '../../src/mcp/tools.js';
 import { InProcessServer } from '../helpers/inject.js';
 
@@ -100,6 +104,9 @@ describe('MCP at /mcp (the SDK client over HTTP)', () => {
     const info = byName.get('get_device_info')?.inputSchema as Json;
     assert.deepEqual(Object.keys(info.properties as Json).sort(), ['mac', 'period']);
     const nmap = byName.get('run_nmap_scan')?.inputSchema as Json;
+    const ports = byName.get('get_open_ports')?.inputSchema as Json;
+    assert.deepEqual(ports.required, ['target']);
+    assert.equal((ports.properties as Record<string, Json>).target?.maxLength, 64);
     assert.deepEqual((nmap.properties as Record<string, Json>).mode?.enum, [
       'fast',
       'normal',
@@ -174,6 +181,30 @@ describe('MCP at /mcp (the SDK client over HTTP)', () => {
       ['list_devices', { status: 'On-line' }, 'POST', '/devices/by-status', { status: 'On-line' }],
       ['get_recent_alerts', { hours: 0 }, 'POST', '/events/recent', { hours: 0 }],
       ['wol_wake_device', { devMac: 'zz' }, 'POST', '/nettools/wakeonlan', { devMac: 'zz' }],
+      ['get_open_ports', {}, 'POST', '/device/open_ports', {}],
+      ['get_open_ports', { target: 5 }, 'POST', '/device/open_ports', { target: 5 }],
+      [
+        'get_open_ports',
+        { target: '--script=http-title' },
+        'POST',
+        '/device/open_ports',
+        { target: '--script=http-title' },
+      ],
+      ['get_open_ports', { target: '1.2.3' }, 'POST', '/device/open_ports', { target: '1.2.3' }],
+      [
+        'get_open_ports',
+        { target: 'a'.repeat(10_000) },
+        'POST',
+        '/device/open_ports',
+        { target: 'a'.repeat(10_000) },
+      ],
+      [
+        'get_open_ports',
+        { target: '10.0.0.1', scan: true },
+        'POST',
+        '/device/open_ports',
+        { target: '10.0.0.1', scan: true },
+      ],
       [
         'run_nmap_scan',
         { scan: '127.0.0.1', mode: '-sS' },
@@ -209,6 +240,46 @@ describe('MCP at /mcp (the SDK client over HTTP)', () => {
     assert.deepEqual([unknown.isError, (unknown.body as Json).code], [true, 'UNKNOWN_TOOL']);
     // Nothing was changed by any of them.
     assert.equal((await app.request('GET', '/device/aa:00:00:00:00:01')).json.devName, 'Router');
+  });
+
+  test('get_open_ports: the ports the REST route answers, from the watch store', async () => {
+    const router = 'aa:00:00:00:00:01';
+    const set = await app.request('POST', `/device/${router}`, { body: { devLastIP: '10.0.0.1' } });
+    assert.equal(set.status, 200, set.text);
+    // Stored as the port watch stores a scan.
+    const db = new Database(join(app.dataDir, 'netkeep.db'));
+    try {
+      const store = new WatchStore(db);
+      store.transaction(() =>
+        store.writePorts(
+          router,
+          [
+            { port: 22, protocol: 'tcp', service: 'ssh', product: '', version: '' },
+            { port: 443, protocol: 'tcp', service: 'https', product: '', version: '' },
+          ],
+          new Date(),
+        ),
+      );
+    } finally {
+      db.close();
+    }
+    for (const target of [router, 'AA-00-00-00-00-01', '10.0.0.1']) {
+      const rest = await app.request('POST', '/device/open_ports', { body: { target } });
+      assert.equal(rest.status, 200, rest.text);
+      assert.deepEqual(
+        (rest.json.open_ports as Json[]).map((p) => p.port),
+        [22, 443],
+      );
+      const result = resultJson(await client.callTool({ name: 'get_open_ports', arguments: { target } }));
+      assert.deepEqual(result, { isError: false, body: rest.body }, target);
+    }
+    // Nothing stored for the printer: the route's 404, as the tool's error.
+    const none = await app.request('POST', '/device/open_ports', { body: { target: 'aa:00:00:00:00:02' } });
+    assert.equal(none.status, 404);
+    const result = resultJson(
+      await client.callTool({ name: 'get_open_ports', arguments: { target: 'aa:00:00:00:00:02' } }),
+    );
+    assert.deepEqual(result, { isError: true, body: none.body });
   });
 
   test("trigger_scan: the route's 409 while scanning is off", async () => {
