@@ -100,7 +100,8 @@ describe('name sources on loopback', () => {
       const before = responders.map((r) => r.questions());
       // Garbage and floods end the exchange as soon as they arrive; the longer limit only keeps a
       // loaded machine (the responders run in this process) from turning them into a timeout.
-      const patient = mode === 'garbage' || mode === 'flood' ? { NAME_TIMEOUT_MS: '2500' } : {};
+      const patient: Record<string, string> =
+        mode === 'garbage' || mode === 'flood' ? { NAME_TIMEOUT_MS: '2500' } : {};
       const round = await resolver({ NAME_DNS: 'off', ...patient }).lookup([{ mac: macOf(n), ip: ipOf(n) }]);
       assert.deepEqual(round.results.get(macOf(n))?.candidates, []);
       // Both responders were asked: the absence of a name is their answer's doing.
