@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { Alerts } from './alerts/index.js';
 import notificationsRoutes from './alerts/routes.js';
+import backupRoutes from './backup/routes.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import compatRoutes from './compat/routes.js';
@@ -81,6 +82,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   const eventLog = new SqliteEventLog(db);
   await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
+  await app.register(backupRoutes, { db, dataDir: config.DATA_DIR });
   const compatStore = new SqliteCompatStore(db);
   await app.register(compatRoutes, { store: compatStore, devices, feed, bodyLimit: config.BODY_LIMIT });
   await app.register(newerCompatRoutes, { repository: devices, eventLog, store: compatStore });
