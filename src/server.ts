@@ -19,6 +19,7 @@ import { SqliteEventLog } from './devices/event-log.js';
 import eventLogRoutes from './devices/event-log-routes.js';
 import totalsRoutes from './devices/totals-routes.js';
 import consoleRoutes from './http/console.js';
+import settingsRoutes from './http/settings.js';
 import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { resolveToken } from './http/auth.js';
 import { appVersion, buildApp, type App } from './http/app.js';
@@ -83,6 +84,7 @@ export async function createServer(config: Config, logger: Logger): Promise<Serv
   await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
   await app.register(backupRoutes, { db, dataDir: config.DATA_DIR });
+  await app.register(settingsRoutes, { config });
   const compatStore = new SqliteCompatStore(db);
   await app.register(compatRoutes, { store: compatStore, devices, feed, bodyLimit: config.BODY_LIMIT });
   await app.register(newerCompatRoutes, { repository: devices, eventLog, store: compatStore });

@@ -11,6 +11,7 @@ import { DeviceList } from './pages/devices';
 import { EventsPage } from './pages/events';
 import { NotificationsPage } from './pages/notifications';
 import { ScanPage } from './pages/scan';
+import { SettingsPage } from './pages/settings';
 import { ToolsPage } from './pages/tools';
 import { Link, useLocation } from './router';
 import './styles.css';
@@ -23,6 +24,7 @@ const navItems = [
   { href: '/tools', label: 'Tools', match: (p: string) => p.startsWith('/tools') },
   { href: '/scan', label: 'Scan', match: (p: string) => p.startsWith('/scan') },
   { href: '/notifications', label: 'Notifications', match: (p: string) => p.startsWith('/notifications') },
+  { href: '/settings', label: 'Settings', match: (p: string) => p.startsWith('/settings') },
 ];
 
 function SignIn({ onSignedIn }: { readonly onSignedIn: () => void }) {
@@ -77,6 +79,7 @@ function Page({ path }: { readonly path: string }) {
   if (path === '/tools') return <ToolsPage />;
   if (path === '/scan') return <ScanPage />;
   if (path === '/notifications') return <NotificationsPage />;
+  if (path === '/settings') return <SettingsPage />;
   return (
     <div class="card">
       <h1>Page not found</h1>
