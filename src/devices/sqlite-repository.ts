@@ -217,7 +217,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly deleteEventsStmt: Statement<[string]>;
   private readonly deleteSessionsStmt: Statement<[string]>;
   private readonly orphanChildrenStmt: Statement<[string]>;
-  private readonly parentCycleStmt: Statement<[{ parent: string; child: string }], unknown>;
+  private readonly parentCycleStmt: Statement<[{ parent: string; child: string }]>;
   private readonly resetPropsStmt: Statement<[string, string]>;
   private readonly copyStmt: Statement<[{ from: string; to: string; guid: string }]>;
   private readonly childrenStmt: Statement<[string], ChildRow>;
