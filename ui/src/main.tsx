@@ -9,6 +9,7 @@ import { Busy, ErrorNote } from './components';
 import { DevicePage } from './pages/device';
 import { DeviceList } from './pages/devices';
 import { EventsPage } from './pages/events';
+import { MapPage } from './pages/map';
 import { NotificationsPage } from './pages/notifications';
 import { ScanPage } from './pages/scan';
 import { SettingsPage } from './pages/settings';
@@ -20,6 +21,7 @@ type Auth = 'checking' | 'signed-in' | 'signed-out';
 
 const navItems = [
   { href: '/', label: 'Devices', match: (p: string) => p === '/' || p.startsWith('/devices') },
+  { href: '/map', label: 'Map', match: (p: string) => p.startsWith('/map') },
   { href: '/events', label: 'Events', match: (p: string) => p.startsWith('/events') },
   { href: '/tools', label: 'Tools', match: (p: string) => p.startsWith('/tools') },
   { href: '/scan', label: 'Scan', match: (p: string) => p.startsWith('/scan') },
@@ -80,6 +82,7 @@ function Page({ path }: { readonly path: string }) {
   if (path === '/scan') return <ScanPage />;
   if (path === '/notifications') return <NotificationsPage />;
   if (path === '/settings') return <SettingsPage />;
+  if (path === '/map') return <MapPage />;
   return (
     <div class="card">
       <h1>Page not found</h1>
