@@ -7,7 +7,7 @@
  * readers, the search and tests can find. Drag a device onto another to make it its parent.
  */
 import { hierarchy, tree, type HierarchyPointNode } from 'd3-hierarchy';
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, describe } from '../api';
 import { Busy, ErrorNote, useGet, useLiveChanges } from '../components';
 import { Link } from '../router';
@@ -39,7 +39,8 @@ interface Shown {
 
 const pageSize = 100;
 const rowHeight = 44;
-const columnWidth = 250;
+/** Narrower columns on a phone, so that two levels fit beside each other. */
+const columnWidth = window.matchMedia('(max-width: 640px)').matches ? 180 : 250;
 const rootPrefix = 'site:';
 
 function byName(a: MapNode, b: MapNode): number {
@@ -164,6 +165,17 @@ export function MapPage() {
     return { items, minX, height: maxX - minX + rowHeight, width: maxDepth * columnWidth };
   }, [roots, expanded, collapsedRoots, limits]);
 
+  // The tidy tree puts a parent halfway down its children: a site root with many devices sits
+  // below the first screen. Once, when the map first appears, scroll to the first root.
+  const scroller = useRef<HTMLDivElement>(null);
+  const scrolled = useRef(false);
+  useEffect(() => {
+    const first = layout.items[0];
+    if (scrolled.current || first === undefined || scroller.current === null) return;
+    scrolled.current = true;
+    scroller.current.scrollTop = Math.max(0, first.x - layout.minX - 2 * rowHeight);
+  }, [layout]);
+
   const pos = (d: HierarchyPointNode<Shown>) => ({
     left: (d.depth - 1) * columnWidth,
     top: d.x - layout.minX,
@@ -272,7 +284,7 @@ export function MapPage() {
           </p>
         )}
         {(list.loading || saving) && !list.data && <Busy label="Loading the map…" />}
-        <div class="map-scroll">
+        <div class="map-scroll" ref={scroller}>
           <div
             class="map"
             role="tree"
@@ -306,7 +318,7 @@ export function MapPage() {
                     key={`${of.id}-more`}
                     type="button"
                     class="map-more"
-                    style={{ left: `${left}px`, top: `${top}px` }}
+                    style={{ left: `${left}px`, top: `${top}px`, width: `${columnWidth - 40}px` }}
                     onClick={() => {
                       setLimits(new Map(limits).set(of.id, (limits.get(of.id) ?? pageSize) + pageSize));
                     }}
@@ -330,7 +342,7 @@ export function MapPage() {
                   data-node={node.id}
                   data-status={device?.devStatus}
                   class={`map-node ${device ? statusTone(device.devStatus) : 'site'}${found === node.id ? ' found' : ''}${dragging !== undefined && dragging !== node.id ? ' drop-ok' : ''}`}
-                  style={{ left: `${left}px`, top: `${top}px` }}
+                  style={{ left: `${left}px`, top: `${top}px`, width: `${columnWidth - 40}px` }}
                   draggable={device !== undefined}
                   onDragStart={(e) => {
                     if (!device) return;

@@ -31,7 +31,10 @@ export function SettingsPage() {
     const text = `${s.name} ${s.description} ${s.group} ${s.secret ? '' : s.value}`.toLowerCase();
     return words.every((w) => text.includes(w));
   });
-  const groups = [...new Set(shown.map((s) => s.group))];
+  // The server's own settings first, then the features in the order of the table.
+  const groups = [...new Set(shown.map((s) => s.group))].sort(
+    (a, b) => Number(b === 'Server') - Number(a === 'Server'),
+  );
   return (
     <>
       <div class="page-head">
