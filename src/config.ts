@@ -12,10 +12,18 @@ import { parseLeaseSpecs, type LeaseFileSpec } from './names/leases/reader.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 
+/**
+ * How much of a value GET /settings may show: `secret`, none of it; `secret-path`, a URL's scheme
+ * and host only (webhook, ntfy and Apprise URLs carry their secret in the path). Any URL's
+ * password and query string are hidden whatever this says.
+ */
+type Secrecy = 'secret' | 'secret-path';
+
 interface VariableSpec<T> {
   readonly default: string;
   readonly description: string;
   readonly parse: Parser<T>;
+  readonly secrecy?: Secrecy;
 }
 
 export class ConfigError extends Error {
@@ -191,8 +199,15 @@ function oneOf<const T extends string>(...values: T[]): Parser<T> {
   };
 }
 
-function spec<T>(defaultValue: string, description: string, parse: Parser<T>): VariableSpec<T> {
-  return { default: defaultValue, description, parse };
+function spec<T>(
+  defaultValue: string,
+  description: string,
+  parse: Parser<T>,
+  secrecy?: Secrecy,
+): VariableSpec<T> {
+  return secrecy === undefined
+    ? { default: defaultValue, description, parse }
+    : { default: defaultValue, description, parse, secrecy };
 }
 
 /** The single list of configuration variables. */
@@ -201,6 +216,7 @@ export const variables = {
     '(generated)',
     'Bearer token. Unset: generated once and kept in $DATA_DIR/api_token (mode 0600).',
     text,
+    'secret',
   ),
   PORT: spec('20212', 'TCP port to listen on.', integer(0, 65535)),
   HOST: spec('0.0.0.0', 'Address to listen on.', text),
@@ -405,22 +421,31 @@ export const variables = {
     '',
     'Webhook channel: JSON POSTed to this http(s) URL. Empty: off.',
     optionalUrl('http:', 'https:'),
+    'secret-path',
   ),
   NOTIFY_WEBHOOK_SECRET: spec(
     '',
     'Webhook channel: HMAC-SHA256 key of the X-Netkeep-Signature header. Empty: unsigned.',
     text,
+    'secret',
   ),
   NOTIFY_NTFY_URL: spec(
     '',
     'ntfy channel: topic URL, e.g. https://ntfy.sh/<topic> or a self-hosted one. Empty: off.',
     optionalUrl('http:', 'https:'),
+    'secret-path',
   ),
-  NOTIFY_NTFY_TOKEN: spec('', 'ntfy channel: access token sent as Authorization: Bearer. Empty: none.', text),
+  NOTIFY_NTFY_TOKEN: spec(
+    '',
+    'ntfy channel: access token sent as Authorization: Bearer. Empty: none.',
+    text,
+    'secret',
+  ),
   NOTIFY_APPRISE_URL: spec(
     '',
     'Apprise API channel: notify URL, e.g. http://apprise:8000/notify/netkeep. Empty: off.',
     optionalUrl('http:', 'https:'),
+    'secret-path',
   ),
   MQTT_URL: spec(
     '',
@@ -447,9 +472,14 @@ export const variables = {
 
 type Variables = typeof variables;
 export type VariableName = keyof Variables;
+/** Where a variable's value came from. */
+export type ValueSource = 'environment' | '.env' | 'default';
+
 export type Config = { readonly [K in VariableName]: ReturnType<Variables[K]['parse']> } & {
   /** True when API_TOKEN was not set and the token must come from $DATA_DIR/api_token. */
   readonly tokenFromFile: boolean;
+  /** Each variable's text as given (or its default) and where it came from: GET /settings. */
+  readonly given?: Readonly<Record<VariableName, { readonly raw: string; readonly source: ValueSource }>>;
 };
 
 /** Parses a `.env` file: KEY=VALUE lines, `#` comments, optional single or double quotes. */
@@ -471,8 +501,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const dotEnvPath = resolve(cwd, '.env');
   const fileValues = existsSync(dotEnvPath) ? parseDotEnv(readFileSync(dotEnvPath, 'utf8')) : {};
   const values: Record<string, unknown> = {};
+  const given: Record<string, { raw: string; source: ValueSource }> = {};
   for (const [name, variable] of Object.entries(variables) as [VariableName, VariableSpec<unknown>][]) {
     const raw = env[name] ?? fileValues[name];
+    given[name] = {
+      raw: raw ?? variable.default,
+      source: env[name] !== undefined ? 'environment' : raw !== undefined ? '.env' : 'default',
+    };
     if (name === 'API_TOKEN') {
       // Set but empty would start a server that refuses every request: refuse it here instead.
       if (raw !== undefined && raw.trim() === '')
@@ -494,5 +529,74 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       `MAX_STREAMS must be below MAX_CONNECTIONS (${maxConnections}): streams holding every connection would leave none for /health or writes`,
     );
   values.tokenFromFile = env.API_TOKEN === undefined && fileValues.API_TOKEN === undefined;
+  values.given = given;
   return values as Config;
+}
+
+/** Groups of the settings page, by name prefix (first match wins; the rest are "Server"). */
+const settingGroups: readonly (readonly [group: string, prefixes: readonly string[]])[] = [
+  [
+    'Network tools',
+    ['TOOL_', 'WOL_', 'TRACEROUTE_', 'NSLOOKUP_', 'DNS_', 'NMAP_', 'SPEEDTEST_', 'INTERNETINFO_'],
+  ],
+  ['Presence scanning', ['SCAN_', 'HISTORY_']],
+  ['Live updates', ['SSE_', 'STREAM_', 'MAX_STREAMS']],
+  ['Notifications', ['NOTIFY_', 'MQTT_']],
+  ['Security', ['API_TOKEN', 'TRUST_PROXY', 'CORS_']],
+];
+
+export const hidden = '••••';
+
+/**
+ * A value as GET /settings may show it: a secret as ••••; in a URL, the password and the query
+ * string as ••••, and for `secret-path` variables the path too. A value that is not a URL but
+ * has `user:password@` in it is hidden whole (it cannot be told apart safely).
+ */
+export function shownValue(raw: string, secrecy: Secrecy | undefined): string {
+  if (raw === '') return '';
+  if (secrecy === 'secret') return hidden;
+  let url: URL | undefined;
+  try {
+    url = raw.includes('://') ? new URL(raw) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined) return /:[^/@\s]*@/.test(raw) || secrecy !== undefined ? hidden : raw;
+  const user = url.username === '' ? '' : `${url.username}${url.password === '' ? '' : `:${hidden}`}@`;
+  const path = secrecy === 'secret-path' ? (url.pathname === '/' ? '' : `/${hidden}`) : url.pathname;
+  const query = url.search === '' ? '' : `?${hidden}`;
+  return `${url.protocol}//${user}${url.host}${path === '/' && !raw.endsWith('/') ? '' : path}${query}`;
+}
+
+export interface Setting {
+  readonly name: VariableName;
+  readonly group: string;
+  readonly description: string;
+  /** The effective value, secrets hidden (see shownValue). */
+  readonly value: string;
+  readonly default: string;
+  readonly source: ValueSource;
+  readonly secret: boolean;
+  /** Every variable is read once at start: a change takes a restart. */
+  readonly restartRequired: true;
+}
+
+/** Every variable of the table with its effective value (secrets hidden) and where it came from. */
+export function describeSettings(config: Config): Setting[] {
+  return (Object.entries(variables) as [VariableName, VariableSpec<unknown>][]).map(([name, variable]) => {
+    const given = config.given?.[name] ?? { raw: variable.default, source: 'default' as const };
+    const parsed: unknown = config[name];
+    // Numbers as parsed (MAX_STREAMS' default depends on MAX_CONNECTIONS); text as given.
+    const effective = typeof parsed === 'number' ? String(parsed) : given.raw;
+    return {
+      name,
+      group: settingGroups.find(([, prefixes]) => prefixes.some((p) => name.startsWith(p)))?.[0] ?? 'Server',
+      description: variable.description,
+      value: name === 'API_TOKEN' ? hidden : shownValue(effective, variable.secrecy),
+      default: variable.default,
+      source: given.source,
+      secret: variable.secrecy !== undefined,
+      restartRequired: true,
+    };
+  });
 }

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { Alerts } from './alerts/index.js';
 import notificationsRoutes from './alerts/routes.js';
+import backupRoutes from './backup/routes.js';
 import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import compatRoutes from './compat/routes.js';
@@ -18,6 +19,7 @@ import { SqliteEventLog } from './devices/event-log.js';
 import eventLogRoutes from './devices/event-log-routes.js';
 import totalsRoutes from './devices/totals-routes.js';
 import consoleRoutes from './http/console.js';
+import settingsRoutes from './http/settings.js';
 import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { resolveToken } from './http/auth.js';
 import { appVersion, buildApp, type App } from './http/app.js';
@@ -101,6 +103,8 @@ export async function createServer(
   const eventLog = new SqliteEventLog(db);
   await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
+  await app.register(backupRoutes, { db, dataDir: config.DATA_DIR });
+  await app.register(settingsRoutes, { config });
   const compatStore = new SqliteCompatStore(db);
   await app.register(compatRoutes, {
     store: compatStore,

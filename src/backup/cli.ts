@@ -7,6 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../config.js';
+import { fileStamp, snapshot } from './snapshot.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   if (argv.length > 1 || argv[0]?.startsWith('-')) {
@@ -22,8 +23,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const source = join(dataDir, 'netkeep.db');
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const target = resolve(argv[0] ?? join(dataDir, 'backups', `netkeep-${stamp}.db`));
+  const target = resolve(argv[0] ?? join(dataDir, 'backups', `netkeep-${fileStamp()}.db`));
   if (!existsSync(source)) {
     process.stderr.write(`netkeep backup: ${source} does not exist (is DATA_DIR right?)\n`);
     return 2;
@@ -36,7 +36,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const db = new Database(source, { readonly: true, fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
-    await db.backup(target);
+    await snapshot(db, target);
   } finally {
     db.close();
   }

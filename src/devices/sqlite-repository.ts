@@ -274,6 +274,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly deleteEventsStmt: Statement<[string]>;
   private readonly deleteSessionsStmt: Statement<[string]>;
   private readonly orphanChildrenStmt: Statement<[string]>;
+  private readonly parentCycleStmt: Statement<[{ parent: string; child: string }]>;
   private readonly resetPropsStmt: Statement<[string, string]>;
   private readonly copyStmt: Statement<[{ from: string; to: string; guid: string }]>;
   private readonly childrenStmt: Statement<[string], ChildRow>;
@@ -372,6 +373,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.deleteEventsStmt = db.prepare(deviceSql.deleteEvents);
     this.deleteSessionsStmt = db.prepare(deviceSql.deleteSessions);
     this.orphanChildrenStmt = db.prepare(deviceSql.orphanChildren);
+    this.parentCycleStmt = db.prepare(deviceSql.parentCycle);
     this.resetPropsStmt = db.prepare(deviceSql.resetProps);
     this.copyStmt = db.prepare(deviceSql.copy);
     this.childrenStmt = db.prepare(deviceSql.children);
@@ -622,6 +624,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   create(mac: string, changes: DeviceChanges, now: Date): CreateResult {
+    this.refuseParentCycle(mac, changes.devParentMAC);
     const nowText = dbTime(now);
     return this.createTx(
       newDeviceRow(
@@ -635,6 +638,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   update(mac: string, changes: DeviceChanges): boolean {
+    this.refuseParentCycle(mac, changes.devParentMAC);
     const updated = this.updateFields(mac, changes);
     // Any devName written through the API is the user's (or, when it is no name, none at all).
     if (updated && Object.hasOwn(changes, 'devName')) this.markNameWrittenStmt.run({ mac, source: 'user' });
@@ -660,6 +664,19 @@ export class SqliteDeviceRepository implements DeviceRepository {
       params[name] = given ? (columns[name] ?? null) : null;
     }
     return this.updateStmt.run(params).changes > 0;
+  }
+
+  /** A device may not hang under itself or under one of its own descendants (the tree would loop). */
+  private refuseParentCycle(mac: string, parent: DeviceValue | undefined): void {
+    if (typeof parent !== 'string' || parent === '') return;
+    if (this.parentCycleStmt.get({ parent, child: mac }) === undefined) return;
+    throw new DomainError(
+      'invalid',
+      parent === mac
+        ? `devParentMAC: ${mac} cannot be its own parent.`
+        : `devParentMAC: ${parent} is below ${mac} in the network tree; ${mac} under it would make a loop. Move ${parent} elsewhere first.`,
+      { code: 'PARENT_CYCLE' },
+    );
   }
 
   delete(mac: string): boolean {

@@ -61,6 +61,11 @@ export const deviceSql = {
   // afresh (misses 0; a reappearance is Connected, not Down Reconnected).
   deleteScanState: 'DELETE FROM ScanState WHERE mac = ?',
   orphanChildren: "UPDATE Devices SET devParentMAC = '' WHERE devParentMAC = ?",
+  // Whether @child is @parent or one of its ancestors (walking devParentMAC up from @parent): then
+  // @parent under @child would close a loop. UNION (not ALL) ends the walk on a loop already stored.
+  parentCycle: `WITH RECURSIVE up(mac) AS (
+      SELECT @parent UNION SELECT d.devParentMAC FROM Devices d JOIN up ON d.devMac = up.mac WHERE d.devParentMAC != '')
+    SELECT 1 FROM up WHERE mac = @child LIMIT 1`,
   resetProps: 'UPDATE Devices SET devCustomProps = ? WHERE devMac = ?',
   // One statement: the SELECT finds nothing when the source is missing, so the target is untouched.
   copy: `INSERT INTO Devices (devMac, ${copiedColumns.join(', ')}, devGUID)

@@ -9,8 +9,10 @@ import { Busy, ErrorNote } from './components';
 import { DevicePage } from './pages/device';
 import { DeviceList } from './pages/devices';
 import { EventsPage } from './pages/events';
+import { MapPage } from './pages/map';
 import { NotificationsPage } from './pages/notifications';
 import { ScanPage } from './pages/scan';
+import { SettingsPage } from './pages/settings';
 import { ToolsPage } from './pages/tools';
 import { Link, useLocation } from './router';
 import './styles.css';
@@ -19,10 +21,12 @@ type Auth = 'checking' | 'signed-in' | 'signed-out';
 
 const navItems = [
   { href: '/', label: 'Devices', match: (p: string) => p === '/' || p.startsWith('/devices') },
+  { href: '/map', label: 'Map', match: (p: string) => p.startsWith('/map') },
   { href: '/events', label: 'Events', match: (p: string) => p.startsWith('/events') },
   { href: '/tools', label: 'Tools', match: (p: string) => p.startsWith('/tools') },
   { href: '/scan', label: 'Scan', match: (p: string) => p.startsWith('/scan') },
   { href: '/notifications', label: 'Notifications', match: (p: string) => p.startsWith('/notifications') },
+  { href: '/settings', label: 'Settings', match: (p: string) => p.startsWith('/settings') },
 ];
 
 function SignIn({ onSignedIn }: { readonly onSignedIn: () => void }) {
@@ -77,6 +81,8 @@ function Page({ path }: { readonly path: string }) {
   if (path === '/tools') return <ToolsPage />;
   if (path === '/scan') return <ScanPage />;
   if (path === '/notifications') return <NotificationsPage />;
+  if (path === '/settings') return <SettingsPage />;
+  if (path === '/map') return <MapPage />;
   return (
     <div class="card">
       <h1>Page not found</h1>
