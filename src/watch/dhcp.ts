@@ -8,7 +8,6 @@
  * offering (WatchMemory kind `rogue-dhcp`). The script's output comes from the LAN: anything that
  * is not a valid IPv4 address where one is expected is skipped, never stored.
  */
-import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { defaultDeviceJson } from '../devices/catalogue.js';
 import type { DeviceRepository } from '../devices/repository.js';
@@ -18,6 +17,7 @@ import type { ChangeFeed } from '../events.js';
 import { discoverSubnet, type RunTool, type ScanToolName } from '../scanner/discovery.js';
 import type { ScanSubnet } from '../scanner/subnets.js';
 import { ipVersion } from '../validation.js';
+import { PeriodicRun } from './periodic.js';
 import { wholeSeconds, type WatchRunTool } from './tool.js';
 
 /** One offer as the script reported it (addresses validated). */
@@ -110,16 +110,12 @@ export interface DhcpWatchOptions {
 
 export class DhcpWatch {
   private last: DhcpWatchResult = { at: null, servers: [] };
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<DhcpWatchResult> | undefined;
-  private readonly abort = new AbortController();
+  private readonly periodic = new PeriodicRun(() => this.watch());
   private readonly now: () => Date;
   private readonly interfaces: string[];
 
   constructor(private readonly options: DhcpWatchOptions) {
     this.now = options.now ?? (() => new Date());
-    // Every queued scan listens on the one signal (200 devices: 200 listeners), on purpose.
-    setMaxListeners(0, this.abort.signal);
     this.interfaces = [...new Set(options.subnets.map((s) => s.iface))];
   }
 
@@ -134,31 +130,16 @@ export class DhcpWatch {
 
   start(): void {
     if (!this.enabled) return;
-    const schedule = (delayMs: number): void => {
-      this.timer = setTimeout(() => {
-        void this.runNow()
-          .catch(() => undefined)
-          .finally(() => {
-            if (!this.abort.signal.aborted) schedule(this.options.minutes * 60_000);
-          });
-      }, delayMs);
-      this.timer.unref();
-    };
     // A first look soon after start: a rogue server should not wait a whole interval.
-    schedule(30_000);
+    this.periodic.start(30_000, this.options.minutes * 60_000);
   }
 
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.abort.abort();
-    await Promise.allSettled([this.running]);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   runNow(): Promise<DhcpWatchResult> {
-    this.running ??= this.watch().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.periodic.runNow();
   }
 
   private async watch(): Promise<DhcpWatchResult> {
@@ -168,7 +149,7 @@ export class DhcpWatch {
       try {
         const result = await this.options.runTool('nmap', dhcpDiscoverArgs(iface), {
           timeoutMs: (listenSeconds + 30) * 1000,
-          signal: this.abort.signal,
+          signal: this.periodic.signal,
           background: true,
         });
         offers = parseDhcpDiscover(result.stdout);
@@ -204,7 +185,7 @@ export class DhcpWatch {
     try {
       const sightings = await discoverSubnet(
         { cidr: `${ip}/32`, iface, size: 1, label: `${ip}/32@${iface}` },
-        { runTool, tool: this.options.discoveryTool, timeoutMs: 15_000, signal: this.abort.signal },
+        { runTool, tool: this.options.discoveryTool, timeoutMs: 15_000, signal: this.periodic.signal },
       );
       return sightings.find((s) => s.ip === ip)?.mac ?? '';
     } catch {

@@ -7,7 +7,6 @@
  * of a device records its ports without an event. A failed scan of one device changes nothing of
  * it (its ports are not "all closed") and does not stop the others.
  */
-import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { DeviceRepository } from '../devices/repository.js';
 import type { PlannedEvent } from '../devices/presence.js';
@@ -16,6 +15,7 @@ import type { ChangeFeed } from '../events.js';
 import { parseNmapXml, type NmapReport } from '../nettools/nmap-xml.js';
 import { ipVersion } from '../validation.js';
 import { cleanText } from './clean.js';
+import { PeriodicRun } from './periodic.js';
 import { wholeSeconds, type WatchRunTool } from './tool.js';
 
 /**
@@ -109,46 +109,27 @@ export interface PortWatchSummary {
 type Outcome = 'changed' | 'same' | 'failed';
 
 export class PortWatch {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<PortWatchSummary> | undefined;
-  private readonly abort = new AbortController();
+  private readonly periodic = new PeriodicRun(() => this.watch());
   private readonly now: () => Date;
 
   constructor(private readonly options: PortWatchOptions) {
     this.now = options.now ?? (() => new Date());
-    // Every queued scan listens on the one signal (200 devices: 200 listeners), on purpose.
-    setMaxListeners(0, this.abort.signal);
   }
 
   /** Schedules the watch: first run one interval after start (the scan has found devices by then). */
   start(): void {
     if (this.options.minutes <= 0) return;
     const intervalMs = this.options.minutes * 60_000;
-    const schedule = (): void => {
-      this.timer = setTimeout(() => {
-        void this.runNow()
-          .catch(() => undefined)
-          .finally(() => {
-            if (!this.abort.signal.aborted) schedule();
-          });
-      }, intervalMs);
-      this.timer.unref();
-    };
-    schedule();
+    this.periodic.start(intervalMs, intervalMs);
   }
 
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.abort.abort();
-    await Promise.allSettled([this.running]);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** Runs one watch now (or joins the one running). */
   runNow(): Promise<PortWatchSummary> {
-    this.running ??= this.watch().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.periodic.runNow();
   }
 
   private async watch(): Promise<PortWatchSummary> {
@@ -177,7 +158,7 @@ export class PortWatch {
     try {
       const result = await this.options.runTool('nmap', portScanArgs(group.map((d) => d.ip)), {
         timeoutMs: scanTimeoutMs,
-        signal: this.abort.signal,
+        signal: this.periodic.signal,
         background: true,
       });
       // Parsed once for the whole group (a report of 8 hosts).
