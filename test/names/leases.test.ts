@@ -30,79 +30,51 @@ const summary = (leases: readonly Lease[]): Expected[] =>
     }))
     .sort((a, b) => a.mac.localeCompare(b.mac));
 
+/** Lease n (1 or 2) of a fixture: the fixtures' two clients, 02:00:00:aa:00:0n, client id 01:<MAC>. */
+const lease = (
+  n: 1 | 2,
+  ip: string,
+  hostname: string,
+  expires: string | null,
+  clientId?: string,
+): Expected => {
+  const mac = `02:00:00:aa:00:0${n}`;
+  return { mac, ip, hostname, clientId: clientId ?? `01:${mac}`, expires };
+};
+const unix = (seconds: number): string => new Date(seconds * 1000).toISOString();
+
 const realFiles: { format: LeaseFormat; file: string; leases: Expected[] }[] = [
   {
     format: 'dnsmasq',
     file: 'dnsmasq.leases',
     leases: [
-      {
-        mac: '02:00:00:aa:00:01',
-        ip: '10.231.250.63',
-        hostname: 'kitchen-pi',
-        clientId: '01:02:00:00:aa:00:01',
-        expires: new Date(1795739049 * 1000).toISOString(),
-      },
-      {
-        mac: '02:00:00:aa:00:02',
-        ip: '10.231.250.64',
-        hostname: '',
-        clientId: '01:02:00:00:aa:00:02',
-        expires: new Date(1795739053 * 1000).toISOString(),
-      },
+      lease(1, '10.231.250.63', 'kitchen-pi', unix(1795739049)),
+      lease(2, '10.231.250.64', '', unix(1795739053)),
     ],
   },
   {
     format: 'isc',
     file: 'dhcpd.leases',
     leases: [
-      {
-        mac: '02:00:00:aa:00:01',
-        ip: '10.231.250.100',
-        hostname: 'kitchen-pi-2', // the last block of the address wins
-        clientId: '01:02:00:00:aa:00:01',
-        expires: '2026-11-26T12:34:19.000Z',
-      },
-      {
-        mac: '02:00:00:aa:00:02',
-        ip: '10.231.250.101',
-        hostname: 'nas',
-        clientId: '01:02:00:00:aa:00:02',
-        expires: '2026-11-26T12:34:19.000Z',
-      },
+      // the last block of the address wins
+      lease(1, '10.231.250.100', 'kitchen-pi-2', '2026-11-26T12:34:19.000Z'),
+      lease(2, '10.231.250.101', 'nas', '2026-11-26T12:34:19.000Z'),
     ],
   },
   {
     format: 'kea',
     file: 'kea-leases4.csv',
     leases: [
-      {
-        mac: '02:00:00:aa:00:01',
-        ip: '10.231.250.160',
-        hostname: 'kitchen-pi',
-        clientId: '01:02:00:00:aa:00:01',
-        expires: new Date(1795699865 * 1000).toISOString(),
-      },
-      {
-        mac: '02:00:00:aa:00:02',
-        ip: '10.231.250.161',
-        hostname: 'nas',
-        clientId: '01:02:00:00:aa:00:02',
-        expires: new Date(1795699865 * 1000).toISOString(),
-      },
+      lease(1, '10.231.250.160', 'kitchen-pi', unix(1795699865)),
+      lease(2, '10.231.250.161', 'nas', unix(1795699865)),
     ],
   },
   {
     format: 'adguard',
     file: 'leases.json',
     leases: [
-      {
-        mac: '02:00:00:aa:00:01',
-        ip: '10.231.250.200',
-        hostname: 'kitchen-pi',
-        clientId: '',
-        expires: '2026-11-27T12:24:23.000Z',
-      },
-      { mac: '02:00:00:aa:00:02', ip: '10.231.250.201', hostname: 'nas', clientId: '', expires: null },
+      lease(1, '10.231.250.200', 'kitchen-pi', '2026-11-27T12:24:23.000Z', ''),
+      lease(2, '10.231.250.201', 'nas', null, ''),
     ],
   },
 ];
