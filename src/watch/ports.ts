@@ -32,7 +32,7 @@ export function portScanArgs(ips: readonly string[]): string[] {
  * devices, 200 spawns); a few addresses per command keep that down while one slow host only
  * delays its own group (--host-timeout bounds it).
  */
-export const devicesPerScan = 8;
+const devicesPerScan = 8;
 
 /** The command's own limit, above nmap's --host-timeout. */
 const scanTimeoutMs = 150_000;
