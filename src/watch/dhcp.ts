@@ -13,12 +13,17 @@ import { defaultDeviceJson } from '../devices/catalogue.js';
 import type { DeviceRepository } from '../devices/repository.js';
 import type { NewDeviceJson, PlannedEvent } from '../devices/presence.js';
 import type { WatchStore } from '../devices/watch-store.js';
-import type { ChangeFeed } from '../events.js';
 import { discoverSubnet, type RunTool, type ScanToolName } from '../scanner/discovery.js';
 import type { ScanSubnet } from '../scanner/subnets.js';
 import { ipVersion } from '../validation.js';
 import { PeriodicRun } from './periodic.js';
-import { wholeSeconds, type WatchRunTool } from './tool.js';
+import {
+  publishWatchEvents,
+  wholeSeconds,
+  writeWatchEvents,
+  type WatchRunTool,
+  type WatchSinks,
+} from './tool.js';
 
 /** One offer as the script reported it (addresses validated). */
 export interface DhcpOffer {
@@ -92,7 +97,7 @@ export interface DhcpWatchResult {
   readonly servers: readonly DhcpServerView[];
 }
 
-export interface DhcpWatchOptions {
+export interface DhcpWatchOptions extends WatchSinks {
   readonly store: WatchStore;
   readonly devices: DeviceRepository;
   readonly runTool: WatchRunTool;
@@ -103,8 +108,6 @@ export interface DhcpWatchOptions {
   readonly trusted: readonly string[];
   readonly minutes: number;
   readonly logger: Pick<Logger, 'info' | 'warn'>;
-  readonly feed?: ChangeFeed;
-  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
   readonly now?: () => Date;
 }
 
@@ -195,7 +198,7 @@ export class DhcpWatch {
 
   /** Events (and new devices) for rogue servers not already reported; one transaction. */
   private record(servers: readonly DhcpServerView[], now: Date): void {
-    const { store, devices, notifications } = this.options;
+    const { store, devices } = this.options;
     const rogue = servers.filter((s) => !s.trusted && s.mac !== '');
     const events: PlannedEvent[] = [];
     const newDevices: NewDeviceJson[] = [];
@@ -225,22 +228,8 @@ export class DhcpWatch {
       }
       for (const [ip, mac] of current) store.remember('rogue-dhcp', ip, mac);
       for (const ip of remembered.keys()) if (!current.has(ip)) store.remember('rogue-dhcp', ip, undefined);
-      if (events.length > 0)
-        devices.applyPresence(
-          { newDevices, updates: [], events, openSessions: [], closeSessions: [], scanState: [] },
-          { beforeCommit: () => notifications?.record(events, now) },
-        );
+      writeWatchEvents(devices, this.options, events, newDevices, now);
     });
-    if (events.length > 0)
-      this.options.feed?.publish('scan-applied', {
-        events: events.map((e) => ({
-          mac: e.mac,
-          ip: e.ip,
-          type: e.type,
-          time: e.dateTime,
-          additionalInfo: e.additionalInfo,
-        })),
-        presence: [],
-      });
+    publishWatchEvents(this.options, events);
   }
 }

@@ -11,12 +11,17 @@ import type { Logger } from 'pino';
 import type { DeviceRepository } from '../devices/repository.js';
 import type { PlannedEvent } from '../devices/presence.js';
 import type { OpenPort, WatchStore } from '../devices/watch-store.js';
-import type { ChangeFeed } from '../events.js';
 import { parseNmapXml, type NmapReport } from '../nettools/nmap-xml.js';
 import { ipVersion } from '../validation.js';
 import { cleanText } from './clean.js';
 import { PeriodicRun } from './periodic.js';
-import { wholeSeconds, type WatchRunTool } from './tool.js';
+import {
+  publishWatchEvents,
+  wholeSeconds,
+  writeWatchEvents,
+  type WatchRunTool,
+  type WatchSinks,
+} from './tool.js';
 
 /**
  * One host's scan: `nmap -F` (the 100 most common TCP ports), services named from nmap's port
@@ -86,15 +91,13 @@ export function describePortChange(opened: readonly OpenPort[], closed: readonly
   return parts.join('; ');
 }
 
-export interface PortWatchOptions {
+export interface PortWatchOptions extends WatchSinks {
   readonly store: WatchStore;
   readonly devices: DeviceRepository;
   readonly runTool: WatchRunTool;
   readonly logger: Pick<Logger, 'info' | 'warn'>;
   /** PORT_WATCH_MINUTES; 0: off. */
   readonly minutes: number;
-  readonly feed?: ChangeFeed;
-  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
   readonly now?: () => Date;
 }
 
@@ -187,7 +190,7 @@ export class PortWatch {
     });
     if (scanned.length === 0) return outcomes;
     const now = wholeSeconds(this.now());
-    const { store, devices, notifications } = this.options;
+    const { store, devices } = this.options;
     // Through the device store's group commit: the flush to disk runs in the thread pool, so the
     // watch's commits never hold the event loop (synchronous commits here cost GETs 50-130 ms p99).
     const events = await devices.write((): PlannedEvent[] => {
@@ -206,31 +209,10 @@ export class PortWatch {
           pendingAlert: 1,
         });
       }
-      if (planned.length > 0)
-        devices.applyPresence(
-          {
-            newDevices: [],
-            updates: [],
-            events: planned,
-            openSessions: [],
-            closeSessions: [],
-            scanState: [],
-          },
-          { beforeCommit: () => notifications?.record(planned, now) },
-        );
+      writeWatchEvents(devices, this.options, planned, [], now);
       return planned;
     });
-    if (events.length > 0)
-      this.options.feed?.publish('scan-applied', {
-        events: events.map((e) => ({
-          mac: e.mac,
-          ip: e.ip,
-          type: e.type,
-          time: now,
-          additionalInfo: e.additionalInfo,
-        })),
-        presence: [],
-      });
+    publishWatchEvents(this.options, events);
     const changed = new Set(events.map((e) => e.mac));
     return group.map((device, i) => (changed.has(device.mac) ? 'changed' : (outcomes[i] ?? 'failed')));
   }
