@@ -4,7 +4,6 @@
  * (trimmed, at most 255 characters, no control characters) and nothing throws out of a read.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { cleanName } from '../../src/names/clean.js';
 import type { Lease, LeaseFormat } from '../../src/names/leases/lease.js';
 import { LeaseFiles, parseLeases } from '../../src/names/leases/reader.js';
+import { runServerToExit } from '../helpers/server.js';
 
 const fixtures = fileURLToPath(new URL('../../../test/fixtures/names/', import.meta.url));
 const fixture = (name: string): string => readFileSync(join(fixtures, name), 'utf8');
@@ -274,19 +274,7 @@ describe('DHCP_LEASES', () => {
 test('a bad DHCP_LEASES entry stops the start with exit 2 and a message naming the variable', () => {
   const dir = mkdtempSync(join(tmpdir(), 'netkeep-leases-start-'));
   try {
-    const main = fileURLToPath(new URL('../../src/main.js', import.meta.url));
-    const run = spawnSync(process.execPath, [main], {
-      env: {
-        PATH: process.env.PATH,
-        DATA_DIR: dir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DHCP_LEASES: 'pihole:/etc/pihole/dhcp.leases',
-      },
-      cwd: dir,
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const run = runServerToExit({ DATA_DIR: dir, DHCP_LEASES: 'pihole:/etc/pihole/dhcp.leases' }, dir);
     assert.equal(run.status, 2, run.stderr);
     assert.match(run.stderr, /DHCP_LEASES: 'pihole:\/etc\/pihole\/dhcp\.leases' must be format:path/);
   } finally {
