@@ -187,17 +187,16 @@ const leaseFiles: Parser<readonly LeaseFileSpec[]> = (raw, name) => {
   return specs;
 };
 
-const onOff: Parser<boolean> = (raw, name) => {
-  if (raw === 'on' || raw === 'off') return raw === 'on';
-  throw new ConfigError(`${name} must be on or off, got '${raw}'`);
-};
-
 function oneOf<const T extends string>(...values: T[]): Parser<T> {
   return (raw, name) => {
     if ((values as string[]).includes(raw)) return raw as T;
     throw new ConfigError(`${name} must be one of ${values.join(', ')}, got '${raw}'`);
   };
 }
+
+/** The one on/off switch: SCAN_IPV6 keeps the text (the scanner compares it), the others a boolean. */
+const onOffText = oneOf('on', 'off');
+const onOff: Parser<boolean> = (raw, name) => onOffText(raw, name) === 'on';
 
 function spec<T>(
   defaultValue: string,
@@ -330,7 +329,7 @@ export const variables = {
   SCAN_IPV6: spec(
     'on',
     "on: after each subnet's discovery, an IPv6 all-nodes echo and the interface's neighbour table (IPv6 sightings); off: IPv4 only.",
-    oneOf('on', 'off'),
+    onOffText,
   ),
   DHCP_LEASES: spec(
     '',

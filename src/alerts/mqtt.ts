@@ -51,7 +51,7 @@ export interface MqttOptions {
 }
 
 /** The Home Assistant count sensors: each counter, the totals group it shows, its icon. */
-export const countSensors: readonly { counter: string; group: DeviceGroup; icon: string }[] = [
+const countSensors: readonly { counter: string; group: DeviceGroup; icon: string }[] = [
   { counter: 'all', group: 'my', icon: 'wifi' },
   { counter: 'online', group: 'connected', icon: 'wifi-check' },
   { counter: 'down', group: 'down', icon: 'wifi-cancel' },
@@ -103,7 +103,7 @@ export function topics(topicPrefix: string, discoveryPrefix: string): Topics {
 }
 
 /** The Home Assistant discovery config of a count sensor (one device, "netkeep", holds them all). */
-export function countSensorConfig(
+function countSensorConfig(
   sensor: { readonly counter: string; readonly icon: string },
   t: Topics,
 ): Record<string, unknown> {
@@ -120,7 +120,7 @@ export function countSensorConfig(
 }
 
 /** The count sensors' state: every counter by name. */
-export function countState(totals: DeviceTotals): Record<string, number> {
+function countState(totals: DeviceTotals): Record<string, number> {
   return Object.fromEntries(countSensors.map(({ counter, group }) => [counter, totals[group]]));
 }
 

@@ -219,6 +219,6 @@ export class CsvReader {
 }
 
 /** "the header" or "line N" (N = 1 for the first row after the header, as NetAlertX numbers). */
-export function describeLine(line: number): string {
+function describeLine(line: number): string {
   return line === 0 ? 'the header (line 0)' : `line ${line}`;
 }

@@ -10,7 +10,6 @@ import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { DomainError } from '../errors.js';
 import type { App } from '../http/app.js';
-import { keyedPages } from '../http/json-stream.js';
 import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
 import { DeviceListItemSchema, rowToJson } from '../devices/catalogue.js';
 import type { SqliteEventLog } from '../devices/event-log.js';
@@ -19,6 +18,7 @@ import type { DeviceListItem, DeviceRepository } from '../devices/repository.js'
 import { deviceStatus } from '../devices/status.js';
 import { dbTime } from '../time.js';
 import { integerTextPattern, normalizeMac } from '../validation.js';
+import { deviceRows } from './routes.js';
 import type { CompatStore } from './store.js';
 
 export interface NewerRoutesOptions {
@@ -37,7 +37,7 @@ const maxHours = 720;
 const maxRecentEvents = 1000;
 const defaultRecentEvents = 100;
 const lastEventsCount = 10;
-/** Devices read per page of the topology and the device table (rows may hold ~330 KB of text). */
+/** Devices per page of a device list; allOf reads 32 pages at a time (list items are small). */
 const pageSize = 16;
 /** The one file `query_json.php` serves (NetAlertX's api/table_devices.json). */
 const deviceTableFile = 'table_devices.json';
@@ -236,11 +236,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
     async () => {
       const nodes: { id: string; name: string; vendor: string }[] = [];
       const links: { source: string; target: string; port: number | null }[] = [];
-      const rows = keyedPages(
-        (after, size) => store.devicesAfter(after, size),
-        (row) => String(row.devMac),
-        pageSize,
-      );
+      const rows = deviceRows(store);
       for (const row of rows) {
         const device = rowToJson(row);
         const id = String(device.devMac);
@@ -333,11 +329,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
       function* chunks(): Generator<string> {
         yield '{"data":[';
         let first = true;
-        const rows = keyedPages(
-          (after, size) => store.devicesAfter(after, size),
-          (row) => String(row.devMac),
-          pageSize,
-        );
+        const rows = deviceRows(store);
         for (const row of rows) {
           const device = {
             ...rowToJson(row),

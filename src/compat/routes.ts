@@ -12,7 +12,7 @@ import type { App } from '../http/app.js';
 import { ApiError } from '../http/errors.js';
 import { jsonArrayStream, keyedPages } from '../http/json-stream.js';
 import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
-import { fieldsByName, rowToJson, storedFields, type DbValue } from '../devices/catalogue.js';
+import { fieldsByName, rowToJson, storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { convertDevice } from '../import/device-values.js';
 import { LocalTimeReader } from '../import/local-time.js';
 import type { DeviceRepository } from '../devices/repository.js';
@@ -42,6 +42,15 @@ const pageSize = 500;
  * at 16 KB, devCustomProps at 64 KB): 16 keep a page near 5 MB, where 500 held 165 MB.
  */
 const devicePageSize = 16;
+
+/** Every device row, read a page of devicePageSize at a time in MAC order (the exports, the topology). */
+export function deviceRows(store: Pick<CompatStore, 'devicesAfter'>): Generator<DeviceRow> {
+  return keyedPages(
+    (after, size) => store.devicesAfter(after, size),
+    (row) => String(row.devMac),
+    devicePageSize,
+  );
+}
 const storedNames = storedFields.map((f) => f.name);
 
 // NetAlertX 2026 added online/offline (server/api_server/api_server_start.py, docs/API_DEVICES.md).
@@ -274,11 +283,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
     function* pages(): Generator<string> {
       let first = true;
       yield format === 'csv' ? csvLine(storedNames) : '{"data":[';
-      const rows = keyedPages(
-        (after, size) => store.devicesAfter(after, size),
-        (row) => String(row.devMac),
-        devicePageSize,
-      );
+      const rows = deviceRows(store);
       for (const row of rows) {
         if (format === 'csv') yield csvLine(storedNames.map((name) => row[name] ?? null));
         else {

@@ -15,6 +15,7 @@
  */
 import type { DeviceListQuery } from './list-query.js';
 import type { ChangeReader, DeviceRepository } from './repository.js';
+import { SizedMap } from './sized-map.js';
 
 /**
  * Characters of item text kept: 12 Mi (12-24 MiB of heap), the oldest dropped first. An item is
@@ -48,16 +49,14 @@ export interface ListPage {
 
 export class DeviceListCache {
   /** Item JSON text by MAC, oldest first. */
-  private readonly items = new Map<string, string>();
-  private chars = 0;
+  private readonly items: SizedMap<string, string>;
   /** The MACs of each list shape, in its order. */
   private readonly orders = new Map<string, readonly string[]>();
   /**
    * Whole answers (a page as the route renders it) as bytes, by shape, offset and limit: a page
    * asked again is sent as it is. Dropped whenever an order or any item changes.
    */
-  private readonly answers = new Map<string, Buffer>();
-  private answerBytes = 0;
+  private readonly answers: SizedMap<string, Buffer>;
   private readonly changes: ChangeReader;
 
   /**
@@ -67,10 +66,12 @@ export class DeviceListCache {
    */
   constructor(
     private readonly repository: DeviceRepository,
-    private readonly maxChars = defaultMaxChars,
-    private readonly maxAnswerBytes = defaultMaxAnswerBytes,
+    maxChars = defaultMaxChars,
+    maxAnswerBytes = defaultMaxAnswerBytes,
   ) {
     this.changes = repository.changeReader();
+    this.items = new SizedMap((text) => text.length, maxChars);
+    this.answers = new SizedMap((bytes) => bytes.length, maxAnswerBytes, maxAnswers);
   }
 
   /**
@@ -91,14 +92,7 @@ export class DeviceListCache {
     const made = render(this.page(query, offset, limit));
     if (typeof made !== 'string') return made;
     const bytes = Buffer.from(made);
-    if (made.length <= maxAnswerChars) {
-      for (const oldest of this.answers.keys()) {
-        if (this.answerBytes + bytes.length <= this.maxAnswerBytes && this.answers.size < maxAnswers) break;
-        this.dropAnswer(oldest);
-      }
-      this.answers.set(key, bytes);
-      this.answerBytes += bytes.length;
-    }
+    if (made.length <= maxAnswerChars) this.answers.set(key, bytes);
     return bytes;
   }
 
@@ -154,16 +148,15 @@ export class DeviceListCache {
     const changed = this.changes.poll();
     if (changed === 'all') {
       this.items.clear();
-      this.chars = 0;
       this.orders.clear();
-      this.clearAnswers();
+      this.answers.clear();
       return;
     }
     if (changed.size === 0) return;
     if (this.orders.size === 0 || changed.size > compareAtMost) {
-      for (const mac of changed) this.drop(mac);
+      for (const mac of changed) this.items.delete(mac);
       this.orders.clear();
-      this.clearAnswers();
+      this.answers.clear();
       return;
     }
     const macs = [...changed];
@@ -174,43 +167,19 @@ export class DeviceListCache {
       const before = this.items.get(mac);
       const text = item === undefined ? undefined : JSON.stringify(item);
       if (before === undefined || text !== before) ordersHold = false;
-      if (text === undefined) this.drop(mac);
+      if (text === undefined) this.items.delete(mac);
       else if (text !== before) this.keep(mac, text);
     }
     if (!ordersHold) {
       this.orders.clear();
-      this.clearAnswers();
+      this.answers.clear();
     }
-  }
-
-  private clearAnswers(): void {
-    this.answers.clear();
-    this.answerBytes = 0;
-  }
-
-  private dropAnswer(key: string): void {
-    const bytes = this.answers.get(key);
-    if (bytes === undefined) return;
-    this.answerBytes -= bytes.length;
-    this.answers.delete(key);
-  }
-
-  private drop(mac: string): void {
-    const text = this.items.get(mac);
-    if (text === undefined) return;
-    this.chars -= text.length;
-    this.items.delete(mac);
   }
 
   private keep(mac: string, text: string): void {
-    this.drop(mac);
-    if (text.length > maxItemChars) return; // one huge device must not empty the cache
-    for (const oldest of this.items.keys()) {
-      if (this.chars + text.length <= this.maxChars) break;
-      this.drop(oldest);
-    }
-    this.items.set(mac, text);
-    this.chars += text.length;
+    // One huge device must not empty the cache.
+    if (text.length > maxItemChars) this.items.delete(mac);
+    else this.items.set(mac, text);
   }
 }
 

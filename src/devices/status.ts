@@ -121,7 +121,7 @@ export const deviceCounters = [...deviceGroups, ...deviceStatuses, 'absent'] as 
 export type DeviceCounter = (typeof deviceCounters)[number];
 
 /** The SQL predicate of each counter over the Devices table. Built from constants only. */
-export function deviceCounterSql(counter: DeviceCounter): string {
+function deviceCounterSql(counter: DeviceCounter): string {
   if ((deviceGroups as readonly string[]).includes(counter)) return deviceGroupSql(counter as DeviceGroup);
   if ((deviceStatuses as readonly string[]).includes(counter))
     return deviceStatusSql(counter as DeviceStatus);

@@ -17,6 +17,7 @@
  */
 import { periods, type Period } from '../time.js';
 import { presenceHours, type ChangeReader, type DeviceRepository } from './repository.js';
+import { SizedMap } from './sized-map.js';
 
 interface Entry {
   /** JSON text up to and including `"devPresenceHours":`. */
@@ -49,8 +50,7 @@ const defaultMaxChars = 12 * 1024 * 1024;
 
 export class DeviceJsonCache {
   /** Keyed by `entryKey(mac, period)`, oldest first. */
-  private readonly entries = new Map<string, Entry>();
-  private chars = 0;
+  private readonly entries: SizedMap<string, Entry>;
   private readonly changes: ChangeReader;
 
   /**
@@ -59,32 +59,21 @@ export class DeviceJsonCache {
    */
   constructor(
     private readonly repository: DeviceRepository,
-    private readonly maxChars = defaultMaxChars,
+    maxChars = defaultMaxChars,
   ) {
     this.changes = repository.changeReader();
-  }
-
-  private clear(): void {
-    this.entries.clear();
-    this.chars = 0;
-  }
-
-  private dropEntry(key: string): void {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return;
-    this.chars -= entry.head.length + entry.tail.length;
-    this.entries.delete(key);
+    this.entries = new SizedMap((entry) => entry.head.length + entry.tail.length, maxChars);
   }
 
   /** Every period's entry of a device. */
   private drop(mac: string): void {
-    for (const period of cachedPeriods) this.dropEntry(entryKey(mac, period));
+    for (const period of cachedPeriods) this.entries.delete(entryKey(mac, period));
   }
 
   /** JSON text of the device for `period`, or undefined when the device does not exist. */
   get(mac: string, now: Date, period: Period = 'all'): string | undefined {
     const changed = this.changes.poll();
-    if (changed === 'all') this.clear();
+    if (changed === 'all') this.entries.clear();
     else for (const device of changed) this.drop(device);
     const nowMs = now.getTime();
     const nowSeconds = Math.floor(nowMs / 1000);
@@ -95,7 +84,7 @@ export class DeviceJsonCache {
         const seconds = hit.seconds + hit.slope * (nowSeconds - hit.atSeconds);
         return `${hit.head}${String(presenceHours(seconds))}${hit.tail}`;
       }
-      this.dropEntry(key);
+      this.entries.delete(key);
     }
     const timed = this.repository.getTimed(mac, period, now);
     if (timed === undefined) return undefined;
@@ -106,17 +95,9 @@ export class DeviceJsonCache {
     const valueStart = json.indexOf(hoursKey) + hoursKey.length;
     const valueText = String(timed.view.devPresenceHours);
     if (valueStart < hoursKey.length || !json.startsWith(valueText, valueStart)) return json;
-    // Oldest first (a Map iterates in insertion order).
-    for (const oldest of this.entries.keys()) {
-      if (this.chars + json.length <= this.maxChars) break;
-      this.dropEntry(oldest);
-    }
-    const head = json.slice(0, valueStart);
-    const tail = json.slice(valueStart + valueText.length);
-    this.chars += head.length + tail.length;
     this.entries.set(key, {
-      head,
-      tail,
+      head: json.slice(0, valueStart),
+      tail: json.slice(valueStart + valueText.length),
       seconds: timed.seconds,
       slope: timed.slope,
       atSeconds: nowSeconds,

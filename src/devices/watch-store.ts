@@ -45,6 +45,16 @@ interface PortRow {
   dpo_LastSeen: string;
 }
 
+function openPort(row: PortRow): OpenPort {
+  return {
+    port: row.dpo_Port,
+    protocol: row.dpo_Protocol,
+    service: row.dpo_Service,
+    product: row.dpo_Product,
+    version: row.dpo_Version,
+  };
+}
+
 /** What one port scan changed. */
 export interface PortDiff {
   /** False on the device's first scan: its ports are recorded without an event. */
@@ -144,11 +154,7 @@ export class WatchStore {
     return {
       scannedAt: scanned === undefined ? null : fromDbTime(scanned),
       ports: this.portsOf.all(mac).map((row) => ({
-        port: row.dpo_Port,
-        protocol: row.dpo_Protocol,
-        service: row.dpo_Service,
-        product: row.dpo_Product,
-        version: row.dpo_Version,
+        ...openPort(row),
         firstSeen: fromDbTime(row.dpo_FirstSeen),
         lastSeen: fromDbTime(row.dpo_LastSeen),
       })),
@@ -166,16 +172,10 @@ export class WatchStore {
     const hadPreviousScan = this.remembered('ports-scanned', mac) !== undefined;
     const key = (p: { port: number; protocol: string }): string => `${p.port}/${p.protocol}`;
     const before = new Map(
-      this.portsOf.all(mac).map((row) => [
-        key({ port: row.dpo_Port, protocol: row.dpo_Protocol }),
-        {
-          port: row.dpo_Port,
-          protocol: row.dpo_Protocol,
-          service: row.dpo_Service,
-          product: row.dpo_Product,
-          version: row.dpo_Version,
-        },
-      ]),
+      this.portsOf
+        .all(mac)
+        .map(openPort)
+        .map((p) => [key(p), p]),
     );
     const now_ = new Map(ports.map((p) => [key(p), p]));
     const opened = [...now_.values()].filter((p) => !before.has(key(p)));

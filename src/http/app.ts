@@ -238,7 +238,7 @@ export function hookList<T>(hooks: T | T[] | undefined): T[] {
 }
 
 /** Where `/docs/static/index.html[?query]` goes (the docs page, with the query), or undefined for other URLs. */
-export function docsIndexRedirect(url: string): string | undefined {
+function docsIndexRedirect(url: string): string | undefined {
   const at = url.indexOf('?');
   const path = at < 0 ? url : url.slice(0, at);
   if (path !== '/docs/static/index.html') return undefined;

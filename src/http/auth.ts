@@ -60,7 +60,7 @@ export const toolRoute = { runsTool: true } as const;
  * same-origin GET but do send Sec-Fetch-Site, and page script can set neither. `same-site` (another
  * port or subdomain of the site, which SameSite=Strict lets the cookie reach) is not enough.
  */
-export function fromOwnPage(request: FastifyRequest): boolean {
+function fromOwnPage(request: FastifyRequest): boolean {
   return sameOrigin(request) || request.headers['sec-fetch-site'] === 'same-origin';
 }
 

@@ -117,7 +117,7 @@ export interface SignInLimits {
   readonly trackedAddresses: number;
 }
 
-export const signInLimits: SignInLimits = {
+const signInLimits: SignInLimits = {
   perAddress: 10,
   global: 1000,
   windowMs: 5 * 60_000,

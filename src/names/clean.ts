@@ -8,7 +8,7 @@
  */
 
 /** Longest name kept (a DNS name is at most 253 characters; DHCP host names are shorter still). */
-export const maxNameLength = 255;
+const maxNameLength = 255;
 
 // C0, DEL and C1 controls, and the Unicode line/paragraph separators that break log lines.
 // eslint-disable-next-line no-control-regex

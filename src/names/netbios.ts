@@ -10,7 +10,7 @@ const nbstat = 0x0021;
 const classIn = 0x0001;
 
 /** RFC 1001 first-level encoding of a 16-byte NetBIOS name: each nibble as 'A' + nibble. */
-export function encodeNetbiosName(name: Buffer): Buffer {
+function encodeNetbiosName(name: Buffer): Buffer {
   const out = Buffer.alloc(34);
   out[0] = 32;
   for (let i = 0; i < 16; i++) {

@@ -10,7 +10,7 @@ export function isProtected(source: string): boolean {
 }
 
 /** The best candidate by rank (dhcp > mdns > netbios > dns), or undefined when there is none. */
-export function bestCandidate(candidates: readonly NameCandidate[]): NameCandidate | undefined {
+function bestCandidate(candidates: readonly NameCandidate[]): NameCandidate | undefined {
   let best: NameCandidate | undefined;
   for (const candidate of candidates) {
     if (candidate.name === '') continue;

@@ -8,17 +8,22 @@
  * offering (WatchMemory kind `rogue-dhcp`). The script's output comes from the LAN: anything that
  * is not a valid IPv4 address where one is expected is skipped, never stored.
  */
-import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { defaultDeviceJson } from '../devices/catalogue.js';
 import type { DeviceRepository } from '../devices/repository.js';
 import type { NewDeviceJson, PlannedEvent } from '../devices/presence.js';
 import type { WatchStore } from '../devices/watch-store.js';
-import type { ChangeFeed } from '../events.js';
 import { discoverSubnet, type RunTool, type ScanToolName } from '../scanner/discovery.js';
 import type { ScanSubnet } from '../scanner/subnets.js';
 import { ipVersion } from '../validation.js';
-import { wholeSeconds, type WatchRunTool } from './tool.js';
+import { PeriodicRun } from './periodic.js';
+import {
+  publishWatchEvents,
+  wholeSeconds,
+  writeWatchEvents,
+  type WatchRunTool,
+  type WatchSinks,
+} from './tool.js';
 
 /** One offer as the script reported it (addresses validated). */
 export interface DhcpOffer {
@@ -92,7 +97,7 @@ export interface DhcpWatchResult {
   readonly servers: readonly DhcpServerView[];
 }
 
-export interface DhcpWatchOptions {
+export interface DhcpWatchOptions extends WatchSinks {
   readonly store: WatchStore;
   readonly devices: DeviceRepository;
   readonly runTool: WatchRunTool;
@@ -103,23 +108,17 @@ export interface DhcpWatchOptions {
   readonly trusted: readonly string[];
   readonly minutes: number;
   readonly logger: Pick<Logger, 'info' | 'warn'>;
-  readonly feed?: ChangeFeed;
-  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
   readonly now?: () => Date;
 }
 
 export class DhcpWatch {
   private last: DhcpWatchResult = { at: null, servers: [] };
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<DhcpWatchResult> | undefined;
-  private readonly abort = new AbortController();
+  private readonly periodic = new PeriodicRun(() => this.watch());
   private readonly now: () => Date;
   private readonly interfaces: string[];
 
   constructor(private readonly options: DhcpWatchOptions) {
     this.now = options.now ?? (() => new Date());
-    // Every queued scan listens on the one signal (200 devices: 200 listeners), on purpose.
-    setMaxListeners(0, this.abort.signal);
     this.interfaces = [...new Set(options.subnets.map((s) => s.iface))];
   }
 
@@ -134,31 +133,16 @@ export class DhcpWatch {
 
   start(): void {
     if (!this.enabled) return;
-    const schedule = (delayMs: number): void => {
-      this.timer = setTimeout(() => {
-        void this.runNow()
-          .catch(() => undefined)
-          .finally(() => {
-            if (!this.abort.signal.aborted) schedule(this.options.minutes * 60_000);
-          });
-      }, delayMs);
-      this.timer.unref();
-    };
     // A first look soon after start: a rogue server should not wait a whole interval.
-    schedule(30_000);
+    this.periodic.start(30_000, this.options.minutes * 60_000);
   }
 
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.abort.abort();
-    await Promise.allSettled([this.running]);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   runNow(): Promise<DhcpWatchResult> {
-    this.running ??= this.watch().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.periodic.runNow();
   }
 
   private async watch(): Promise<DhcpWatchResult> {
@@ -168,7 +152,7 @@ export class DhcpWatch {
       try {
         const result = await this.options.runTool('nmap', dhcpDiscoverArgs(iface), {
           timeoutMs: (listenSeconds + 30) * 1000,
-          signal: this.abort.signal,
+          signal: this.periodic.signal,
           background: true,
         });
         offers = parseDhcpDiscover(result.stdout);
@@ -204,7 +188,7 @@ export class DhcpWatch {
     try {
       const sightings = await discoverSubnet(
         { cidr: `${ip}/32`, iface, size: 1, label: `${ip}/32@${iface}` },
-        { runTool, tool: this.options.discoveryTool, timeoutMs: 15_000, signal: this.abort.signal },
+        { runTool, tool: this.options.discoveryTool, timeoutMs: 15_000, signal: this.periodic.signal },
       );
       return sightings.find((s) => s.ip === ip)?.mac ?? '';
     } catch {
@@ -214,7 +198,7 @@ export class DhcpWatch {
 
   /** Events (and new devices) for rogue servers not already reported; one transaction. */
   private record(servers: readonly DhcpServerView[], now: Date): void {
-    const { store, devices, notifications } = this.options;
+    const { store, devices } = this.options;
     const rogue = servers.filter((s) => !s.trusted && s.mac !== '');
     const events: PlannedEvent[] = [];
     const newDevices: NewDeviceJson[] = [];
@@ -244,22 +228,8 @@ export class DhcpWatch {
       }
       for (const [ip, mac] of current) store.remember('rogue-dhcp', ip, mac);
       for (const ip of remembered.keys()) if (!current.has(ip)) store.remember('rogue-dhcp', ip, undefined);
-      if (events.length > 0)
-        devices.applyPresence(
-          { newDevices, updates: [], events, openSessions: [], closeSessions: [], scanState: [] },
-          { beforeCommit: () => notifications?.record(events, now) },
-        );
+      writeWatchEvents(devices, this.options, events, newDevices, now);
     });
-    if (events.length > 0)
-      this.options.feed?.publish('scan-applied', {
-        events: events.map((e) => ({
-          mac: e.mac,
-          ip: e.ip,
-          type: e.type,
-          time: e.dateTime,
-          additionalInfo: e.additionalInfo,
-        })),
-        presence: [],
-      });
+    publishWatchEvents(this.options, events);
   }
 }

@@ -7,16 +7,21 @@
  * of a device records its ports without an event. A failed scan of one device changes nothing of
  * it (its ports are not "all closed") and does not stop the others.
  */
-import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { DeviceRepository } from '../devices/repository.js';
 import type { PlannedEvent } from '../devices/presence.js';
 import type { OpenPort, WatchStore } from '../devices/watch-store.js';
-import type { ChangeFeed } from '../events.js';
 import { parseNmapXml, type NmapReport } from '../nettools/nmap-xml.js';
 import { ipVersion } from '../validation.js';
 import { cleanText } from './clean.js';
-import { wholeSeconds, type WatchRunTool } from './tool.js';
+import { PeriodicRun } from './periodic.js';
+import {
+  publishWatchEvents,
+  wholeSeconds,
+  writeWatchEvents,
+  type WatchRunTool,
+  type WatchSinks,
+} from './tool.js';
 
 /**
  * One host's scan: `nmap -F` (the 100 most common TCP ports), services named from nmap's port
@@ -32,7 +37,7 @@ export function portScanArgs(ips: readonly string[]): string[] {
  * devices, 200 spawns); a few addresses per command keep that down while one slow host only
  * delays its own group (--host-timeout bounds it).
  */
-export const devicesPerScan = 8;
+const devicesPerScan = 8;
 
 /** The command's own limit, above nmap's --host-timeout. */
 const scanTimeoutMs = 150_000;
@@ -86,15 +91,13 @@ export function describePortChange(opened: readonly OpenPort[], closed: readonly
   return parts.join('; ');
 }
 
-export interface PortWatchOptions {
+export interface PortWatchOptions extends WatchSinks {
   readonly store: WatchStore;
   readonly devices: DeviceRepository;
   readonly runTool: WatchRunTool;
   readonly logger: Pick<Logger, 'info' | 'warn'>;
   /** PORT_WATCH_MINUTES; 0: off. */
   readonly minutes: number;
-  readonly feed?: ChangeFeed;
-  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
   readonly now?: () => Date;
 }
 
@@ -109,46 +112,27 @@ export interface PortWatchSummary {
 type Outcome = 'changed' | 'same' | 'failed';
 
 export class PortWatch {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<PortWatchSummary> | undefined;
-  private readonly abort = new AbortController();
+  private readonly periodic = new PeriodicRun(() => this.watch());
   private readonly now: () => Date;
 
   constructor(private readonly options: PortWatchOptions) {
     this.now = options.now ?? (() => new Date());
-    // Every queued scan listens on the one signal (200 devices: 200 listeners), on purpose.
-    setMaxListeners(0, this.abort.signal);
   }
 
   /** Schedules the watch: first run one interval after start (the scan has found devices by then). */
   start(): void {
     if (this.options.minutes <= 0) return;
     const intervalMs = this.options.minutes * 60_000;
-    const schedule = (): void => {
-      this.timer = setTimeout(() => {
-        void this.runNow()
-          .catch(() => undefined)
-          .finally(() => {
-            if (!this.abort.signal.aborted) schedule();
-          });
-      }, intervalMs);
-      this.timer.unref();
-    };
-    schedule();
+    this.periodic.start(intervalMs, intervalMs);
   }
 
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.abort.abort();
-    await Promise.allSettled([this.running]);
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** Runs one watch now (or joins the one running). */
   runNow(): Promise<PortWatchSummary> {
-    this.running ??= this.watch().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.periodic.runNow();
   }
 
   private async watch(): Promise<PortWatchSummary> {
@@ -177,7 +161,7 @@ export class PortWatch {
     try {
       const result = await this.options.runTool('nmap', portScanArgs(group.map((d) => d.ip)), {
         timeoutMs: scanTimeoutMs,
-        signal: this.abort.signal,
+        signal: this.periodic.signal,
         background: true,
       });
       // Parsed once for the whole group (a report of 8 hosts).
@@ -206,7 +190,7 @@ export class PortWatch {
     });
     if (scanned.length === 0) return outcomes;
     const now = wholeSeconds(this.now());
-    const { store, devices, notifications } = this.options;
+    const { store, devices } = this.options;
     // Through the device store's group commit: the flush to disk runs in the thread pool, so the
     // watch's commits never hold the event loop (synchronous commits here cost GETs 50-130 ms p99).
     const events = await devices.write((): PlannedEvent[] => {
@@ -225,31 +209,10 @@ export class PortWatch {
           pendingAlert: 1,
         });
       }
-      if (planned.length > 0)
-        devices.applyPresence(
-          {
-            newDevices: [],
-            updates: [],
-            events: planned,
-            openSessions: [],
-            closeSessions: [],
-            scanState: [],
-          },
-          { beforeCommit: () => notifications?.record(planned, now) },
-        );
+      writeWatchEvents(devices, this.options, planned, [], now);
       return planned;
     });
-    if (events.length > 0)
-      this.options.feed?.publish('scan-applied', {
-        events: events.map((e) => ({
-          mac: e.mac,
-          ip: e.ip,
-          type: e.type,
-          time: now,
-          additionalInfo: e.additionalInfo,
-        })),
-        presence: [],
-      });
+    publishWatchEvents(this.options, events);
     const changed = new Set(events.map((e) => e.mac));
     return group.map((device, i) => (changed.has(device.mac) ? 'changed' : (outcomes[i] ?? 'failed')));
   }

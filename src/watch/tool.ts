@@ -4,8 +4,11 @@
  * watch's scheduled scans: they never take the runner's last free slot and never fill its queue,
  * so API requests are never starved by them.
  */
-import type { ToolResult } from '../scanner/discovery.js';
+import type { NewDeviceJson, PlannedEvent } from '../devices/presence.js';
+import type { DeviceRepository } from '../devices/repository.js';
+import type { ChangeFeed } from '../events.js';
 import type { ToolName } from '../nettools/runner.js';
+import type { ToolResult } from '../scanner/discovery.js';
 
 export type WatchRunTool = (
   tool: ToolName,
@@ -16,4 +19,43 @@ export type WatchRunTool = (
 /** A stored time has whole seconds: events carry what will be read back. */
 export function wholeSeconds(now: Date): Date {
   return new Date(Math.floor(now.getTime() / 1000) * 1000);
+}
+
+/** Where a periodic watch's events go besides the database: the alerts outbox and the change feed. */
+export interface WatchSinks {
+  readonly feed?: ChangeFeed;
+  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
+}
+
+/**
+ * Writes a watch's events (and the devices they create) through the device store, in the caller's
+ * transaction; their notifications are recorded in the same transaction.
+ */
+export function writeWatchEvents(
+  devices: DeviceRepository,
+  sinks: WatchSinks,
+  events: PlannedEvent[],
+  newDevices: NewDeviceJson[],
+  now: Date,
+): void {
+  if (events.length === 0) return;
+  devices.applyPresence(
+    { newDevices, updates: [], events, openSessions: [], closeSessions: [], scanState: [] },
+    { beforeCommit: () => sinks.notifications?.record(events, now) },
+  );
+}
+
+/** After the commit: the events on the change feed (live stream, MQTT). */
+export function publishWatchEvents(sinks: WatchSinks, events: readonly PlannedEvent[]): void {
+  if (events.length === 0) return;
+  sinks.feed?.publish('scan-applied', {
+    events: events.map((e) => ({
+      mac: e.mac,
+      ip: e.ip,
+      type: e.type,
+      time: e.dateTime,
+      additionalInfo: e.additionalInfo,
+    })),
+    presence: [],
+  });
 }

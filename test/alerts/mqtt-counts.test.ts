@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fakeArpScanMac, fakeArpScanSubnet, writeFakeArpScan } from '../helpers/fake-arp-scan.js';
+import { fakeArpScanEnv, fakeArpScanMac, writeFakeArpScan } from '../helpers/fake-arp-scan.js';
 import { InProcessServer } from '../helpers/inject.js';
 import {
   collector,
@@ -17,6 +17,7 @@ import {
   type Broker,
   type Collector,
 } from '../helpers/mosquitto.js';
+import { settledCycle } from '../scanner/helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -48,27 +49,13 @@ describe('MQTT count sensors (Home Assistant)', { skip: mosquittoSkip() }, () =>
   const waitForState = async (expected: Json, what: string): Promise<void> => {
     await watch.waitUntil(() => JSON.stringify(lastState()) === JSON.stringify(expected), what);
   };
-  const finishedCycle = async (after?: string): Promise<string> => {
-    for (let i = 0; i < 1200; i++) {
-      const res = await app.request('GET', '/nettools/scan');
-      const last = res.json.lastCycle as Json | null;
-      if (res.json.running === false && last !== null && last.startedAt !== after)
-        return String(last.startedAt);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    return assert.fail('no scan cycle finished');
-  };
-
   before(async () => {
     broker = await startMosquitto();
     watch = await collector(broker, ['netkeep/#', 'homeassistant/#']);
     writeFakeArpScan(toolDir, 2);
     app = await InProcessServer.start({
       MQTT_URL: broker.url,
-      TOOL_PATH: toolDir,
-      SCAN_TOOL: 'arp-scan',
-      SCAN_SUBNETS: fakeArpScanSubnet,
-      SCAN_INTERVAL: '86400',
+      ...fakeArpScanEnv(toolDir),
     });
   });
   after(async () => {
@@ -79,7 +66,7 @@ describe('MQTT count sensors (Home Assistant)', { skip: mosquittoSkip() }, () =>
   });
 
   test('retained discovery configs for every counter, and a state that follows the totals', async () => {
-    const first = await finishedCycle(); // the automatic cycle: hosts 0-1 are new and online
+    const first = String((await settledCycle(app)).startedAt); // the automatic cycle: hosts 0-1 are new and online
     await waitForState({ all: 2, online: 2, down: 0, new: 2, archived: 0, favorites: 0 }, 'first cycle');
     assert.deepEqual(lastState(), await restCounts());
 
@@ -120,7 +107,7 @@ describe('MQTT count sensors (Home Assistant)', { skip: mosquittoSkip() }, () =>
     // The next cycle sees the other hosts: two new ones come online, the first two go absent.
     const trigger = await app.request('POST', '/nettools/trigger-scan');
     assert.equal(trigger.status, 200, trigger.text);
-    await finishedCycle(first);
+    await settledCycle(app, first);
     await waitForState({ all: 3, online: 2, down: 0, new: 3, archived: 1, favorites: 1 }, 'second cycle');
     assert.deepEqual(lastState(), await restCounts());
 

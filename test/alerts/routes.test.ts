@@ -6,9 +6,7 @@
  * as hours through the device API.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Outbox } from '../../src/alerts/outbox.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
@@ -19,9 +17,7 @@ import { planCycle } from '../../src/scanner/state-machine.js';
 import { ScanStore } from '../../src/scanner/store.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { notAuthorizedBody, TestServer } from '../helpers/server.js';
-
-const mainScript = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+import { notAuthorizedBody, runServerToExit, TestServer } from '../helpers/server.js';
 
 describe('notification endpoints', () => {
   let plain: TestServer;
@@ -198,17 +194,9 @@ describe('alert configuration errors stop the server with exit 2, naming the var
   });
 
   test('the server exits 2 with the variable named on stderr, without the password', () => {
-    const result = spawnSync(process.execPath, [mainScript], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        API_TOKEN: 'x'.repeat(32),
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATA_DIR: '/nonexistent-dir/never',
-        MQTT_URL: 'mqtt//user:hunter2secret@127.0.0.1',
-      },
-      encoding: 'utf8',
-      timeout: 30_000,
+    const result = runServerToExit({
+      DATA_DIR: '/nonexistent-dir/never',
+      MQTT_URL: 'mqtt//user:hunter2secret@127.0.0.1',
     });
     assert.equal(result.status, 2, result.stderr);
     assert.match(result.stderr, /configuration error: MQTT_URL/);

@@ -11,8 +11,9 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { fakeArpScanMac, fakeArpScanSubnet, writeFakeArpScan } from '../helpers/fake-arp-scan.js';
+import { fakeArpScanEnv, fakeArpScanMac, writeFakeArpScan } from '../helpers/fake-arp-scan.js';
 import { InProcessServer } from '../helpers/inject.js';
+import { settledCycle } from '../scanner/helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -370,28 +371,12 @@ describe('NetAlertX 2026 endpoints', () => {
   });
 });
 
-/** Polls GET /nettools/scan until no cycle runs and one has finished; its lastCycle. */
-async function settledCycle(app: InProcessServer, after?: string): Promise<Json> {
-  for (let attempt = 0; attempt < 1200; attempt++) {
-    const res = await app.request('GET', '/nettools/scan');
-    const last = res.json.lastCycle as Json | null;
-    if (res.json.running === false && last !== null && last.startedAt !== after) return last;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return assert.fail('no scan cycle finished');
-}
-
 describe('/nettools/trigger-scan with scanning on (a stand-in arp-scan on loopback)', () => {
   const toolDir = mkdtempSync(join(tmpdir(), 'netkeep-trigger-'));
   let app: InProcessServer;
   before(async () => {
     writeFakeArpScan(toolDir, 2);
-    app = await InProcessServer.start({
-      TOOL_PATH: toolDir,
-      SCAN_TOOL: 'arp-scan',
-      SCAN_SUBNETS: fakeArpScanSubnet,
-      SCAN_INTERVAL: '86400',
-    });
+    app = await InProcessServer.start(fakeArpScanEnv(toolDir));
   });
   after(async () => {
     await app.stop();

@@ -26,6 +26,7 @@ import { mapAliases } from '../../src/scanner/macs.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import { DomainError } from '../../src/errors.js';
 import { ScanStore } from '../../src/scanner/store.js';
+import { scanCycle, withDatabaseFiles } from '../helpers/property-db.js';
 import { dbTime, periods, periodStart, type Period } from '../../src/time.js';
 import { dumpCounts } from './history.js';
 
@@ -127,21 +128,10 @@ function apply(world: World, a: Action, irregularTime: (at: number) => string | 
     case 'advance':
       world.clock += a.ms;
       return;
-    case 'scan': {
-      const observations = new Map<string, Observation>(
-        a.present.map((m, i) => [m, { ips: [`10.0.0.${i + 1}`], vendor: '', source: 'arp-scan' }]),
-      );
+    case 'scan':
       // As the scanner does: an alias sighting is its device's.
-      const mapped = mapAliases(observations, repo.loadAliases()).observations;
-      const plan = planCycle({
-        known: world.store.loadState(),
-        observations: mapped,
-        missesBeforeAbsent: 1,
-        now,
-      });
-      world.store.apply(plan);
+      scanCycle(world.store, a.present, now, repo.loadAliases());
       return;
-    }
     case 'edit':
       if (a.column === 'devName') repo.updateColumn(a.mac, 'devName', String(a.value));
       else if (a.column === 'devParentMAC') repo.updateColumn(a.mac, 'devParentMAC', String(a.value));
@@ -276,9 +266,7 @@ function check(world: World, at: number): void {
 
 describe('per-device counts kept by triggers', () => {
   test('equal a recount from the raw tables after any sequence of writes, for every period', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netkeep-counts-'));
-    let run = 0;
-    try {
+    withDatabaseFiles('netkeep-counts-', (fresh) => {
       fc.assert(
         fc.property(
           fc.array(action, { minLength: 1, maxLength: 40 }),
@@ -287,19 +275,16 @@ describe('per-device counts kept by triggers', () => {
             maxLength: 3,
           }),
           (actions, laters) => {
-            const file = join(dir, `run-${run++}.db`);
-            const db = openDatabase(file);
-            const other = openDatabase(file);
-            const repo = new SqliteDeviceRepository(db);
-            const world: World = {
-              db,
-              other,
-              repo,
-              store: new ScanStore(repo),
-              cache: new DeviceJsonCache(repo),
-              clock: t0,
-            };
-            try {
+            fresh((db, other) => {
+              const repo = new SqliteDeviceRepository(db);
+              const world: World = {
+                db,
+                other,
+                repo,
+                store: new ScanStore(repo),
+                cache: new DeviceJsonCache(repo),
+                clock: t0,
+              };
               for (const m of macs.slice(0, 2)) repo.create(m, {}, new Date(t0));
               let step = 0;
               for (const a of actions) {
@@ -317,20 +302,12 @@ describe('per-device counts kept by triggers', () => {
                 check(world, world.clock);
               }
               for (const later of laters) check(world, world.clock + later);
-            } finally {
-              other.close();
-              db.close();
-              rmSync(file, { force: true });
-              rmSync(`${file}-wal`, { force: true });
-              rmSync(`${file}-shm`, { force: true });
-            }
+            });
           },
         ),
         { numRuns: 80 },
       );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test('the migration counts the rows a database already holds (backfill) like the triggers do', () => {

@@ -8,21 +8,16 @@
  * kept as bytes.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { Database } from 'better-sqlite3';
 import { SqliteCompatStore } from '../../src/compat/store.js';
-import { openDatabase } from '../../src/db/connection.js';
 import { DeviceListCache } from '../../src/devices/list-cache.js';
 import type { DeviceListQuery } from '../../src/devices/list-query.js';
 import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { deviceCounters, deviceCountsSql, deviceGroups, deviceTotalsSql } from '../../src/devices/status.js';
-import type { Observation } from '../../src/scanner/discovery.js';
-import { planCycle } from '../../src/scanner/state-machine.js';
 import { ScanStore } from '../../src/scanner/store.js';
+import { scanCycle, withDatabaseFiles } from '../helpers/property-db.js';
 
 const macs = ['02:00:00:00:00:01', '02:00:00:00:00:02', '02:00:00:00:00:03', '02:00:00:00:00:04'];
 const t0 = Date.UTC(2024, 5, 1, 12, 0, 0);
@@ -110,15 +105,9 @@ function apply(world: World, a: Action): void {
     case 'delete':
       repo.delete(a.mac);
       return;
-    case 'scan': {
-      const observations = new Map<string, Observation>(
-        a.present.map((m, i) => [m, { ips: [`10.0.0.${i + 1}`], vendor: '', source: 'arp-scan' }]),
-      );
-      world.store.apply(
-        planCycle({ known: world.store.loadState(), observations, missesBeforeAbsent: 1, now }),
-      );
+    case 'scan':
+      scanCycle(world.store, a.present, now);
       return;
-    }
     case 'import':
       world.compat.importDevices(
         [{ mac: a.mac, changes: { devFavorite: a.favorite }, guid: undefined }],
@@ -203,44 +192,31 @@ function check(world: World, step: string): void {
 
 describe('kept totals and the list cache', () => {
   test('equal a recount and the uncached list after any sequence of writes', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netkeep-totals-'));
-    let run = 0;
-    try {
+    withDatabaseFiles('netkeep-totals-', (fresh) => {
       fc.assert(
         fc.property(fc.array(action, { minLength: 1, maxLength: 40 }), (actions) => {
-          const file = join(dir, `run-${run++}.db`);
-          const db = openDatabase(file);
-          const other = openDatabase(file);
-          const repo = new SqliteDeviceRepository(db);
-          const world: World = {
-            db,
-            other,
-            repo,
-            store: new ScanStore(repo),
-            compat: new SqliteCompatStore(db),
-            // The second keeps two items at most: it drops and reads items all the time.
-            caches: [new DeviceListCache(repo), new DeviceListCache(repo, 1600)],
-            clock: t0,
-          };
-          try {
+          fresh((db, other) => {
+            const repo = new SqliteDeviceRepository(db);
+            const world: World = {
+              db,
+              other,
+              repo,
+              store: new ScanStore(repo),
+              compat: new SqliteCompatStore(db),
+              // The second keeps two items at most: it drops and reads items all the time.
+              caches: [new DeviceListCache(repo), new DeviceListCache(repo, 1600)],
+              clock: t0,
+            };
             for (const m of macs.slice(0, 2)) repo.create(m, {}, new Date(t0));
             check(world, 'start');
             for (const [i, a] of actions.entries()) {
               apply(world, a);
               check(world, `step ${i} ${JSON.stringify(a)}`);
             }
-          } finally {
-            other.close();
-            db.close();
-            rmSync(file, { force: true });
-            rmSync(`${file}-wal`, { force: true });
-            rmSync(`${file}-shm`, { force: true });
-          }
+          });
         }),
         { numRuns: 80 },
       );
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

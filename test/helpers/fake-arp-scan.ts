@@ -11,6 +11,11 @@ import { join } from 'node:path';
 /** The SCAN_SUBNETS value the fake answers for (on loopback: nothing real can be scanned). */
 export const fakeArpScanSubnet = '127.0.0.0/16@lo';
 
+/** The configuration that scans with the fake written into `dir` (no automatic cycle after the first). */
+export function fakeArpScanEnv(dir: string): Record<string, string> {
+  return { TOOL_PATH: dir, SCAN_TOOL: 'arp-scan', SCAN_SUBNETS: fakeArpScanSubnet, SCAN_INTERVAL: '86400' };
+}
+
 /** Writes `arp-scan` into `dir`; `setFakeArpScanCount` changes the count later. */
 export function writeFakeArpScan(dir: string, count: number): void {
   setFakeArpScanCount(dir, count);

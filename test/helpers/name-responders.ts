@@ -107,6 +107,19 @@ export function netbiosAnswer(name: string): Answer {
   };
 }
 
+/** A free UDP port on `host` (bound once and released), for responders that share one port. */
+export async function freeUdpPort(host = '127.0.0.1'): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => {
+    socket.bind(0, host, resolve);
+  });
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => {
+    socket.close(resolve);
+  });
+  return port;
+}
+
 export async function startResponder(
   host: string,
   port: number,

@@ -2,7 +2,7 @@
  * Starts the real netkeep server as a child process (`node dist/src/main.js`) on a loopback port
  * with a fresh data directory, and talks to it over real HTTP.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -173,6 +173,26 @@ export class TestServer {
 }
 
 /** The headers (token, content type) and body text of a request, for either tier. */
+/**
+ * Runs the server once, to the end, with a loopback listener, a token and `env`: for configurations
+ * that must stop the start (exit 2, the variable named on stderr). `cwd`: where it looks for a .env
+ * file.
+ */
+export function runServerToExit(env: Record<string, string>, cwd?: string): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [mainScript], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      API_TOKEN: 'x'.repeat(32),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ...env,
+    },
+    ...(cwd === undefined ? {} : { cwd }),
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+}
+
 export function requestParts(
   options: RequestOptions,
   defaultToken: string,

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   fakeArpScanMac,
-  fakeArpScanSubnet,
+  fakeArpScanEnv,
   setFakeArpScanCount,
   writeFakeArpScan,
 } from '../helpers/fake-arp-scan.js';
@@ -32,10 +32,7 @@ describe('GET /stream', () => {
     writeFakeArpScan(toolDir, 3);
     server = await TestServer.start({
       env: {
-        TOOL_PATH: toolDir,
-        SCAN_TOOL: 'arp-scan',
-        SCAN_SUBNETS: fakeArpScanSubnet,
-        SCAN_INTERVAL: '86400',
+        ...fakeArpScanEnv(toolDir),
         STREAM_REPLAY_EVENTS: '8',
         STREAM_CLIENT_BUFFER_BYTES: '1024',
         SHUTDOWN_TIMEOUT_MS: '600000',

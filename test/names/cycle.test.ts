@@ -6,7 +6,6 @@
  * names hold across cycles.
  */
 import assert from 'node:assert/strict';
-import { createSocket } from 'node:dgram';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,22 +17,16 @@ import { NameResolver } from '../../src/names/resolver.js';
 import type { RunTool } from '../../src/scanner/discovery.js';
 import { Scanner } from '../../src/scanner/scanner.js';
 import { startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
-import { mdnsAnswer, netbiosAnswer, startResponder, type Responder } from '../helpers/name-responders.js';
+import {
+  freeUdpPort,
+  mdnsAnswer,
+  netbiosAnswer,
+  startResponder,
+  type Responder,
+} from '../helpers/name-responders.js';
 import { tempDb, type TempDb } from '../scanner/helpers.js';
 
 const logger = pino({ level: 'silent' });
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => {
-    socket.bind(0, '127.0.0.1', resolve);
-  });
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => {
-    socket.close(resolve);
-  });
-  return port;
-}
 
 // Four devices on loopback: a answers DHCP (lease file) and mDNS, b mDNS and NetBIOS, c only DNS,
 // d nothing at all.

@@ -4,7 +4,6 @@
  * (trimmed, at most 255 characters, no control characters) and nothing throws out of a read.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { cleanName } from '../../src/names/clean.js';
 import type { Lease, LeaseFormat } from '../../src/names/leases/lease.js';
 import { LeaseFiles, parseLeases } from '../../src/names/leases/reader.js';
+import { runServerToExit } from '../helpers/server.js';
 
 const fixtures = fileURLToPath(new URL('../../../test/fixtures/names/', import.meta.url));
 const fixture = (name: string): string => readFileSync(join(fixtures, name), 'utf8');
@@ -30,79 +30,51 @@ const summary = (leases: readonly Lease[]): Expected[] =>
     }))
     .sort((a, b) => a.mac.localeCompare(b.mac));
 
+/** Lease n (1 or 2) of a fixture: the fixtures' two clients, 02:00:00:aa:00:0n, client id 01:<MAC>. */
+const lease = (
+  n: 1 | 2,
+  ip: string,
+  hostname: string,
+  expires: string | null,
+  clientId?: string,
+): Expected => {
+  const mac = `02:00:00:aa:00:0${n}`;
+  return { mac, ip, hostname, clientId: clientId ?? `01:${mac}`, expires };
+};
+const unix = (seconds: number): string => new Date(seconds * 1000).toISOString();
+
 const realFiles: { format: LeaseFormat; file: string; leases: Expected[] }[] = [
   {
     format: 'dnsmasq',
     file: 'dnsmasq.leases',
     leases: [
-      {
-        mac: '02:00:00:aa:00:01',
-        ip: '10.231.250.63',
-        hostname: 'kitchen-pi',
-        clientId: '01:02:00:00:aa:00:01',
-        expires: new Date(1795739049 * 1000).toISOString(),
-      },
-      {
-        mac: '02:00:00:aa:00:02',
-        ip: '10.231.250.64',
-        hostname: '',
-        clientId: '01:02:00:00:aa:00:02',
-        expires: new Date(1795739053 * 1000).toISOString(),
-      },
+      lease(1, '10.231.250.63', 'kitchen-pi', unix(1795739049)),
+      lease(2, '10.231.250.64', '', unix(1795739053)),
     ],
   },
   {
     format: 'isc',
     file: 'dhcpd.leases',
     leases: [
-      {
-        mac: '02:00:00:aa:00:01',
-        ip: '10.231.250.100',
-        hostname: 'kitchen-pi-2', // the last block of the address wins
-        clientId: '01:02:00:00:aa:00:01',
-        expires: '2026-11-26T12:34:19.000Z',
-      },
-      {
-        mac: '02:00:00:aa:00:02',
-        ip: '10.231.250.101',
-        hostname: 'nas',
-        clientId: '01:02:00:00:aa:00:02',
-        expires: '2026-11-26T12:34:19.000Z',
-      },
+      // the last block of the address wins
+      lease(1, '10.231.250.100', 'kitchen-pi-2', '2026-11-26T12:34:19.000Z'),
+      lease(2, '10.231.250.101', 'nas', '2026-11-26T12:34:19.000Z'),
     ],
   },
   {
     format: 'kea',
     file: 'kea-leases4.csv',
     leases: [
-      {
-        mac: '02:00:00:aa:00:01',
-        ip: '10.231.250.160',
-        hostname: 'kitchen-pi',
-        clientId: '01:02:00:00:aa:00:01',
-        expires: new Date(1795699865 * 1000).toISOString(),
-      },
-      {
-        mac: '02:00:00:aa:00:02',
-        ip: '10.231.250.161',
-        hostname: 'nas',
-        clientId: '01:02:00:00:aa:00:02',
-        expires: new Date(1795699865 * 1000).toISOString(),
-      },
+      lease(1, '10.231.250.160', 'kitchen-pi', unix(1795699865)),
+      lease(2, '10.231.250.161', 'nas', unix(1795699865)),
     ],
   },
   {
     format: 'adguard',
     file: 'leases.json',
     leases: [
-      {
-        mac: '02:00:00:aa:00:01',
-        ip: '10.231.250.200',
-        hostname: 'kitchen-pi',
-        clientId: '',
-        expires: '2026-11-27T12:24:23.000Z',
-      },
-      { mac: '02:00:00:aa:00:02', ip: '10.231.250.201', hostname: 'nas', clientId: '', expires: null },
+      lease(1, '10.231.250.200', 'kitchen-pi', '2026-11-27T12:24:23.000Z', ''),
+      lease(2, '10.231.250.201', 'nas', null, ''),
     ],
   },
 ];
@@ -302,19 +274,7 @@ describe('DHCP_LEASES', () => {
 test('a bad DHCP_LEASES entry stops the start with exit 2 and a message naming the variable', () => {
   const dir = mkdtempSync(join(tmpdir(), 'netkeep-leases-start-'));
   try {
-    const main = fileURLToPath(new URL('../../src/main.js', import.meta.url));
-    const run = spawnSync(process.execPath, [main], {
-      env: {
-        PATH: process.env.PATH,
-        DATA_DIR: dir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DHCP_LEASES: 'pihole:/etc/pihole/dhcp.leases',
-      },
-      cwd: dir,
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const run = runServerToExit({ DATA_DIR: dir, DHCP_LEASES: 'pihole:/etc/pihole/dhcp.leases' }, dir);
     assert.equal(run.status, 2, run.stderr);
     assert.match(run.stderr, /DHCP_LEASES: 'pihole:\/etc\/pihole\/dhcp\.leases' must be format:path/);
   } finally {

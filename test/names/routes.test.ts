@@ -1,22 +1,14 @@
 /** POST /device/<mac>/resolve-name through the real app, with an mDNS responder on loopback. */
 import assert from 'node:assert/strict';
-import { createSocket } from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
 import { InProcessServer } from '../helpers/inject.js';
-import { mdnsAnswer, startResponder, type Responder } from '../helpers/name-responders.js';
+import { freeUdpPort, mdnsAnswer, startResponder, type Responder } from '../helpers/name-responders.js';
 
 describe('POST /device/<mac>/resolve-name', () => {
   let server: InProcessServer;
   let responder: Responder;
   before(async () => {
-    const probe = createSocket('udp4');
-    await new Promise<void>((resolve) => {
-      probe.bind(0, '127.0.3.1', resolve);
-    });
-    const port = probe.address().port;
-    await new Promise<void>((resolve) => {
-      probe.close(resolve);
-    });
+    const port = await freeUdpPort('127.0.3.1');
     responder = await startResponder(
       '127.0.3.1',
       port,

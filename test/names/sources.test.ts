@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSocket } from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { NameResolver } from '../../src/names/resolver.js';
@@ -17,6 +16,7 @@ import { ptrAnswer, ptrQuestion, reverseName } from '../../src/names/dns-query.j
 import { hostPart } from '../../src/names/clean.js';
 import { startDnsStandIn, type DnsStandIn } from '../helpers/dns.js';
 import {
+  freeUdpPort,
   mdnsAnswer,
   netbiosAnswer,
   startResponder,
@@ -27,19 +27,6 @@ import {
 const dir = mkdtempSync(join(tmpdir(), 'netkeep-names-sources-'));
 const config = (env: Record<string, string>): ReturnType<typeof loadConfig> =>
   loadConfig({ DATA_DIR: dir, NAME_TIMEOUT_MS: '400', ...env }, dir);
-
-/** A free UDP port on 127.0.0.1 (bound once and released). */
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => {
-    socket.bind(0, '127.0.0.1', resolve);
-  });
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => {
-    socket.close(resolve);
-  });
-  return port;
-}
 
 describe('name sources on loopback', () => {
   let mdnsPort: number;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import type { TestServer } from '../helpers/server.js';
+import type { TestResponse, TestServer } from '../helpers/server.js';
 
 export interface TempDb {
   readonly dir: string;
@@ -47,6 +47,23 @@ export function dumpTables(db: Database): Record<string, unknown[]> {
 /** Output captured from the real tools (see test/fixtures/scanner/README.md). */
 export function fixture(name: string): string {
   return readFileSync(new URL(`../../../test/fixtures/scanner/${name}`, import.meta.url), 'utf8');
+}
+
+/**
+ * Polls GET /nettools/scan until no cycle runs and one has finished that did not start at `after`
+ * (the startedAt of a cycle seen before); that cycle (lastCycle).
+ */
+export async function settledCycle(
+  app: { request(method: string, path: string): Promise<TestResponse> },
+  after?: string,
+): Promise<Record<string, unknown>> {
+  for (let attempt = 0; attempt < 1200; attempt++) {
+    const res = await app.request('GET', '/nettools/scan');
+    const last = res.json.lastCycle as Record<string, unknown> | null;
+    if (res.json.running === false && last !== null && last.startedAt !== after) return last;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return assert.fail('no scan cycle finished');
 }
 
 /** GET /nettools/scan until the first cycle has finished; bounded, failing with the server's log. */

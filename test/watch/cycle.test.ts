@@ -4,18 +4,17 @@
  * SCAN_SUBNETS gateway refused at start with exit 2.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import type { SubnetResult } from '../../src/scanner/discovery.js';
 import { parseArpScan } from '../../src/scanner/discovery.js';
 import { findConflicts, planConflicts } from '../../src/watch/conflicts.js';
 import { parseIpRoutes, planGateways, subnetGateway } from '../../src/watch/gateway.js';
 import { parseScanSubnets } from '../../src/scanner/subnets.js';
+import { runServerToExit } from '../helpers/server.js';
 
 const now = new Date('2026-01-02T03:04:05Z');
 const A = '02:00:00:00:00:0a';
@@ -124,20 +123,8 @@ describe('Gateway Changed', () => {
   test('a hostile SCAN_SUBNETS gateway is refused at start: exit 2 naming the variable', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-watch-config-'));
     try {
-      const mainScript = fileURLToPath(new URL('../../src/main.js', import.meta.url));
       for (const gateway of ['$(reboot)', '10.231.40.1;id', '-oX', '10.231.41.1']) {
-        const run = spawnSync(process.execPath, [mainScript], {
-          env: {
-            PATH: process.env.PATH ?? '/usr/bin:/bin',
-            API_TOKEN: 'x'.repeat(32),
-            PORT: '0',
-            HOST: '127.0.0.1',
-            DATA_DIR: dataDir,
-            SCAN_SUBNETS: `10.231.40.0/24@eth0@${gateway}`,
-          },
-          encoding: 'utf8',
-          timeout: 30_000,
-        });
+        const run = runServerToExit({ DATA_DIR: dataDir, SCAN_SUBNETS: `10.231.40.0/24@eth0@${gateway}` });
         assert.equal(run.status, 2, run.stderr);
         assert.match(run.stderr, /configuration error: SCAN_SUBNETS entry 1 .*gateway/);
       }

@@ -11,7 +11,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import type { Delivery } from '../../src/alerts/model.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { eventually } from '../helpers/processes.js';
@@ -24,6 +23,7 @@ import {
   type TestLan,
 } from '../helpers/testlan.js';
 import { skipUnlessCi } from '../helpers/requirements.js';
+import { watchEvents } from './helpers.js';
 
 const dnsmasqPath = spawnSync('sh', ['-c', 'command -v dnsmasq'], { encoding: 'utf8' }).stdout.trim();
 const skip =
@@ -103,18 +103,7 @@ describe('DHCP watch: a rogue dnsmasq on the test bridge', { skip }, () => {
     assert.equal(listed.json.at, result.at);
     assert.equal((listed.json.servers as unknown[]).length, result.servers.length);
 
-    const events = (): { mac: string; info: string }[] => {
-      const db = new Database(join(s.dataDir, 'netkeep.db'), { readonly: true, fileMustExist: true });
-      try {
-        return db
-          .prepare<[], { mac: string; info: string }>(
-            "SELECT eve_MAC AS mac, eve_AdditionalInfo AS info FROM Events WHERE eve_EventType = 'Rogue DHCP'",
-          )
-          .all();
-      } finally {
-        db.close();
-      }
-    };
+    const events = (): { mac: string; info: string }[] => watchEvents(s.dataDir, 'Rogue DHCP');
     assert.deepEqual(events(), [{ mac: rogue.mac, info: `server ${rogue.ip} offered ${seen.offered}` }]);
     const device = await s.request('GET', `/device/${rogue.mac}`);
     assert.equal(device.status, 200, 'the rogue server is a device');

@@ -14,6 +14,7 @@ import { InProcessServer } from '../helpers/inject.js';
 import { eventually } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { createTestLan, testLanSkipReason, type LanProcess, type TestLan } from '../helpers/testlan.js';
+import { watchEvents } from './helpers.js';
 
 const skip = testLanSkipReason();
 if (skip) console.log(`# port watch e2e tests skipped: ${skip}`);
@@ -37,16 +38,7 @@ describe('port watch: listeners open and close between watches', { skip }, () =>
 
   function portEvents(): { mac: string; info: string }[] {
     assert.ok(server);
-    const db = new Database(join(server.dataDir, 'netkeep.db'), { readonly: true, fileMustExist: true });
-    try {
-      return db
-        .prepare<[], { mac: string; info: string }>(
-          "SELECT eve_MAC AS mac, eve_AdditionalInfo AS info FROM Events WHERE eve_EventType = 'Ports Changed' ORDER BY rowid",
-        )
-        .all();
-    } finally {
-      db.close();
-    }
+    return watchEvents(server.dataDir, 'Ports Changed');
   }
 
   test('first watch records, a change is one event delivered, delete removes the ports', async () => {

@@ -22,7 +22,7 @@ export interface LeaseFileSpec {
 }
 
 /** Largest lease file read (a home network's is a few KiB; a big office's Kea file a few MiB). */
-export const maxLeaseFileBytes = 32 * 1024 * 1024;
+const maxLeaseFileBytes = 32 * 1024 * 1024;
 
 const parsers: Record<LeaseFormat, (text: string) => ParsedLeases> = {
   dnsmasq: parseDnsmasqLeases,
