@@ -22,7 +22,6 @@ import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
 import { deviceSql } from '../../src/devices/sqlite-sql.js';
 import { DeviceJsonCache } from '../../src/devices/view-cache.js';
 import type { Observation } from '../../src/scanner/discovery.js';
-import { mapAliases } from '../../src/scanner/macs.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import { DomainError } from '../../src/errors.js';
 import { ScanStore } from '../../src/scanner/store.js';
