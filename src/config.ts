@@ -194,7 +194,7 @@ function oneOf<const T extends string>(...values: T[]): Parser<T> {
   };
 }
 
-/** The one on/off switch: SCAN_IPV6 keeps the text (the scanner compares it), the others a boolean. */
+/** The one on/off switch, read as a boolean. */
 const onOffText = oneOf('on', 'off');
 const onOff: Parser<boolean> = (raw, name) => onOffText(raw, name) === 'on';
 
@@ -329,7 +329,7 @@ export const variables = {
   SCAN_IPV6: spec(
     'on',
     "on: after each subnet's discovery, an IPv6 all-nodes echo and the interface's neighbour table (IPv6 sightings); off: IPv4 only.",
-    onOffText,
+    onOff,
   ),
   DHCP_LEASES: spec(
     '',

@@ -409,7 +409,7 @@ export class Scanner {
       timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
       signal,
     });
-    if (this.options.config.SCAN_IPV6 === 'off') return { tool: this.tool, sightings };
+    if (!this.options.config.SCAN_IPV6) return { tool: this.tool, sightings };
     const ipv6 = await discoverIpv6(subnet.iface, {
       runTool: this.options.runTool,
       timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
