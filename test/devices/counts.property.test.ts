@@ -133,7 +133,14 @@ function apply(world: World, a: Action, irregularTime: (at: number) => string | 
       return;
     case 'edit':
       if (a.column === 'devName') repo.updateColumn(a.mac, 'devName', String(a.value));
-      else if (a.column === 'devParentMAC') repo.updateColumn(a.mac, 'devParentMAC', String(a.value));
+      else if (a.column === 'devParentMAC')
+        try {
+          repo.updateColumn(a.mac, 'devParentMAC', String(a.value));
+        } catch (err) {
+          // A parent that would make a cycle (the device itself, or one of its children) is
+          // refused and changes nothing.
+          if (!(err instanceof DomainError && err.code === 'PARENT_CYCLE')) throw err;
+        }
       else repo.updateColumn(a.mac, a.column, typeof a.value === 'number' ? a.value : 1);
       return;
     case 'copy':
