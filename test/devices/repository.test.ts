@@ -99,7 +99,10 @@ describe('SqliteDeviceRepository on a real database file', () => {
       ) as { detail: string }[];
       const details = plan.map((row) => row.detail);
       assert.ok(details.length > 0, `${name} has a plan`);
-      for (const detail of details)
+      // A recursive walk (parentCycle's `up`) reads its own queue of rows; each step into Devices
+      // must still be an index lookup.
+      const walks = [...sql.matchAll(/WITH RECURSIVE (\w+)\(/g)].map((m) => m[1] ?? '');
+      for (const detail of details.filter((d) => !walks.some((walk) => d === `SCAN ${walk}`)))
         assert.doesNotMatch(detail, /^SCAN (?!CONSTANT|\(subquery)/, `${name}: ${details.join(' | ')}`);
     }
   });
