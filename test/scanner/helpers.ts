@@ -1,4 +1,5 @@
 /** Shared bits of the scanner tests: temp databases, table dumps, replayed discovery output. */
+import type { KnownDevice } from '../../src/scanner/state-machine.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,4 +77,25 @@ export async function waitForFirstCycle(server: TestServer): Promise<Record<stri
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   assert.fail(`the first scan cycle did not finish; server log:\n${server.logs.slice(-20).join('\n')}`);
+}
+
+/** A device the state machine knows: present, watched, alerting on events, no history of note. */
+export function knownDevice(device: Pick<KnownDevice, 'mac' | 'lastIP'> & Partial<KnownDevice>): KnownDevice {
+  return {
+    presentLastScan: true,
+    alertDown: false,
+    alertEvents: true,
+    scan: true,
+    archived: false,
+    vendor: '',
+    misses: 0,
+    lastAbsence: null,
+    primaryIPv6: '',
+    canSleep: false,
+    lastConnection: null,
+    missesBeforeAbsent: 0,
+    flapping: false,
+    recentToggles: 0,
+    ...device,
+  };
 }

@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle, type KnownDevice, type ScanPlan } from '../../src/scanner/state-machine.js';
 import { parseScanSubnets, subnetScope } from '../../src/scanner/subnets.js';
+import { knownDevice } from './helpers.js';
 
 const inScope = subnetScope(parseScanSubnets('10.0.0.0/24@eth0'));
 const inside = ['10.0.0.5', '10.0.0.6', '10.0.0.7'];
@@ -25,32 +26,10 @@ interface World {
   readonly open: Map<string, number>;
 }
 
-function knownDevice(mac: string, lastIP: string, flags: Partial<KnownDevice>): KnownDevice {
-  return {
-    mac,
-    presentLastScan: true,
-    alertDown: false,
-    alertEvents: true,
-    scan: true,
-    archived: false,
-    lastIP,
-    vendor: '',
-    misses: 0,
-    lastAbsence: null,
-    primaryIPv6: '',
-    canSleep: false,
-    lastConnection: null,
-    missesBeforeAbsent: 0,
-    flapping: false,
-    recentToggles: 0,
-    ...flags,
-  };
-}
-
 /** Applies a plan to the world as the store does (close before open). */
 function apply(world: World, plan: ScanPlan): void {
   for (const d of plan.newDevices) {
-    world.known.set(d.devMac, knownDevice(d.devMac, String(d.devLastIP), {}));
+    world.known.set(d.devMac, knownDevice({ mac: d.devMac, lastIP: String(d.devLastIP) }));
   }
   for (const u of plan.updates) {
     const device = world.known.get(u.mac);
@@ -133,7 +112,9 @@ describe('presence state machine, by property', () => {
             const mac = macs[i] ?? '';
             world.known.set(
               mac,
-              knownDevice(mac, d.ip, {
+              knownDevice({
+                mac,
+                lastIP: d.ip,
                 presentLastScan: d.present,
                 alertDown: d.alertDown,
                 archived: d.archived,

@@ -5,6 +5,7 @@ import type { Observation } from '../../src/scanner/discovery.js';
 import { chooseIp, planCycle, type KnownDevice, type ScanPlan } from '../../src/scanner/state-machine.js';
 import { parseScanSubnets, subnetScope } from '../../src/scanner/subnets.js';
 import { dbTime } from '../../src/time.js';
+import { knownDevice } from './helpers.js';
 
 const mac = 'aa:bb:cc:00:00:01';
 const now = new Date('2025-03-01T12:00:00.000Z');
@@ -12,25 +13,7 @@ const t = '2025-03-01 12:00:00';
 const minutesAgo = (minutes: number): Date => new Date(now.getTime() - minutes * 60_000);
 
 function device(overrides: Partial<KnownDevice> = {}): KnownDevice {
-  return {
-    mac,
-    presentLastScan: true,
-    alertDown: false,
-    alertEvents: true,
-    scan: true,
-    archived: false,
-    lastIP: '10.0.0.5',
-    vendor: 'Acme',
-    misses: 0,
-    lastAbsence: null,
-    primaryIPv6: '',
-    canSleep: false,
-    lastConnection: null,
-    missesBeforeAbsent: 0,
-    flapping: false,
-    recentToggles: 0,
-    ...overrides,
-  };
+  return knownDevice({ mac, lastIP: '10.0.0.5', vendor: 'Acme', ...overrides });
 }
 
 function seen(ips: string[], vendor = 'Acme'): Observation {
