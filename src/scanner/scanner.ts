@@ -49,7 +49,7 @@ export type ScannerConfig = Pick<
 >;
 
 export interface ScannerOptions {
-  /** The device store: presence is read and written through it. */
+  /** The device part of the store: aliases (the alias step, naming's lookups). */
   readonly devices: DeviceStore;
   /** The cycle's reads and writes. */
   readonly presence: PresenceStore;

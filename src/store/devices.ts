@@ -1,13 +1,12 @@
 /**
- * The device store's interface: what routes, the scanner and the view cache may ask of the storage
- * of devices, their history and the scanner's memory. It is storage-neutral: values are JSON
+ * The device part of the store: what routes, the caches, naming and the scanner may ask of the
+ * storage of devices, their history, MACs and names. It is storage-neutral: values are JSON
  * shapes, numbers, strings and Date values, never SQL text or SQLite's time text, so that a
- * PostgreSQL implementation can be added beside `SqliteDeviceStore` (sqlite-repository.ts)
- * without touching its callers (docs/architecture.md lists what else that would need).
+ * PostgreSQL implementation can be added beside `SqliteDeviceStore` (sqlite/device-store.ts)
+ * without touching its callers (docs/architecture.md lists what else that needs).
  *
- * One store owns the Devices, Events, Sessions and ScanState tables: the scanner writes presence
- * through `applyPresence`, the API through the other write methods. Column names never come from a
- * request: they are the catalogue's.
+ * The scanner writes presence through the presence part (presence.ts), the API through the write
+ * methods here. Column names never come from a request: they are the catalogue's.
  */
 import type { Period } from '../time.js';
 import type { DeviceJson } from '../devices/catalogue.js';
