@@ -39,6 +39,8 @@ import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from 
 import {
   presenceHours,
   type ApplyHooks,
+  type BulkEdit,
+  type BulkResult,
   type ChangeReader,
   type Changes,
   type CreateResult,
@@ -693,6 +695,28 @@ export class SqliteDeviceRepository implements DeviceRepository {
 
   copy(from: string, to: string): boolean {
     return this.copyTx(from, to);
+  }
+
+  bulkEdit(macs: readonly string[], edit: BulkEdit): BulkResult {
+    const result: BulkResult = { changed: [], failed: [] };
+    const seen = new Set<string>();
+    for (const given of macs) {
+      const mac = this.resolveMac(given);
+      if (seen.has(mac)) continue; // a MAC and its alias, or the same MAC twice: one device
+      seen.add(mac);
+      try {
+        const done = 'delete' in edit ? this.delete(mac) : this.update(mac, edit.set);
+        if (done) result.changed.push(mac);
+        else
+          result.failed.push({ mac: given, code: 'DEVICE_NOT_FOUND', message: `Device ${given} not found.` });
+      } catch (err) {
+        // Only a rule refused before anything was written (PARENT_CYCLE) is one device's failure;
+        // anything else fails the whole edit (the write's savepoint rolls it back).
+        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
+        result.failed.push({ mac: given, code: err.code, message: err.message });
+      }
+    }
+    return result;
   }
 
   updateColumn(mac: string, column: string, value: DeviceValue): boolean {
