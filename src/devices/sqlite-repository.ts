@@ -72,7 +72,7 @@ import {
   nameSql,
   presenceSql,
 } from './sqlite-sql.js';
-import { searchParams, type DeviceListQuery } from './list-query.js';
+import { naturalKey, naturalKeyFunction, searchParams, type DeviceListQuery } from './list-query.js';
 import {
   deviceCounterBitsSql,
   deviceCounters,
@@ -388,6 +388,9 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.edgeEndedStmt = db.prepare(countSql.edgeEnded);
     this.edgeStartedStmt = db.prepare(countSql.edgeStarted);
     this.nextChangeStmt = db.prepare(countSql.nextChange);
+    db.function(naturalKeyFunction, { deterministic: true }, (name: unknown) =>
+      typeof name === 'string' ? naturalKey(name) : null,
+    );
     db.function(changedDeviceFunction, { deterministic: false }, (mac: unknown) => {
       if (typeof mac === 'string') this.changedHere.add(mac);
       return null;
