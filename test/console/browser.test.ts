@@ -221,6 +221,8 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByText('Port scan finished.').waitFor({ timeout: 120_000 });
     const output = page.getByLabel('Port scan output');
     assert.match((await output.textContent()) ?? '', /Nmap scan report for (localhost|127\.0\.0\.1)/);
+    const reports = ((await output.textContent()) ?? '').match(/Nmap done/g) ?? [];
+    assert.equal(reports.length, 1, 'the output is shown once, not the live lines and then the result again');
     if (liveBuild) {
       // Streamed: the lines arrived as progress messages while nmap ran.
       assert.match((await response.allHeaders())['content-type'] ?? '', /^text\/event-stream/);
