@@ -1,13 +1,14 @@
 /**
  * "Add device" (/ui/devices/new): a MAC and any editable fields, created with
  * `POST /device/<mac>` `{createNew: true}`; then the new device's page. A device that has no MAC of
- * its own (an unmanaged switch on the map) gets a made-up, locally administered one.
+ * its own (an unmanaged switch on the map) gets a made-up, locally administered one:
+ * `?placeholder=switch` (the map's "Add an unmanaged switch") starts with one and type Switch.
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, TextField, useAction } from '../components';
 import { editable, FieldInput, fromInput, grouped, toInput } from '../fields';
-import { Link, navigate } from '../router';
+import { Link, navigate, useLocation } from '../router';
 
 /** A random locally administered, unicast MAC (first octet x2, x6, xA or xE). */
 function madeUpMac(): string {
@@ -22,8 +23,12 @@ const initial = Object.fromEntries(
 );
 
 export function AddDevicePage() {
-  const [mac, setMac] = useState('');
-  const [values, setValues] = useState(initial);
+  // From the map's "Add an unmanaged switch": a Switch with a made-up MAC, ready to hang devices under.
+  const placeholder = useLocation().search.get('placeholder') === 'switch';
+  const [mac, setMac] = useState(() => (placeholder ? madeUpMac() : ''));
+  const [values, setValues] = useState(() =>
+    placeholder ? { ...initial, devType: 'Switch', devName: 'Unmanaged switch' } : initial,
+  );
   const create = useAction();
 
   const submit = async (event: Event) => {

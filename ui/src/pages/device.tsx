@@ -221,7 +221,7 @@ function DeviceEvents({ mac, period }: { readonly mac: string; readonly period: 
     <>
       <ErrorNote error={events.error} />
       <div class="table-wrap">
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">Time</th>
@@ -240,7 +240,7 @@ function DeviceEvents({ mac, period }: { readonly mac: string; readonly period: 
                   <EventType type={e.eve_EventType} />
                 </td>
                 <td class="mono">{e.eve_IP}</td>
-                <td>{e.eve_AdditionalInfo}</td>
+                <td class="details">{e.eve_AdditionalInfo}</td>
               </tr>
             ))}
             {events.data?.events.length === 0 && <EmptyRow columns={4}>No events in this period.</EmptyRow>}
@@ -322,7 +322,9 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
   const [lines, setLines] = useState<string[]>([]);
   const [live, setLive] = useState(false);
   const [mode, setMode] = useState('fast');
-  const [target, setTarget] = useState(device.devLastIP);
+  // Never pre-filled (DESIGN 18): the device's address is only the placeholder until "Scan ports".
+  const [target, setTarget] = useState('');
+  const scanTarget = target.trim() || device.devLastIP;
   const [copyTo, setCopyTo] = useState('');
   const [mergeFrom, setMergeFrom] = useState('');
   const [running, setRunning] = useState<string>();
@@ -381,6 +383,7 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
           e.preventDefault();
           setLines([]);
           setLive(false);
+          setTarget(scanTarget);
           void run('nmap', async () => {
             const r = await streamed<{ output: string[] }>(
               'POST',
@@ -391,16 +394,22 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
                 setLive(true);
                 setLines((old) => [...old, line]);
               },
-              { body: { scan: target, mode } },
+              { body: { scan: scanTarget, mode } },
             );
             setLines((old) => finalLines(old, outputLines(r.output)));
             return 'Port scan finished.';
           });
         }}
       >
-        <TextField id="nmap-target" label="Port scan target" value={target} onValue={setTarget} />
+        <TextField
+          id="nmap-target"
+          label="Port scan target"
+          value={target}
+          onValue={setTarget}
+          placeholder={device.devLastIP || 'address or range'}
+        />
         <NmapModeSelect id="nmap-mode" value={mode} onChange={setMode} />
-        <button type="submit" disabled={action.running || target === ''}>
+        <button type="submit" disabled={action.running || scanTarget === ''}>
           Scan ports
         </button>
         {running === 'nmap' && <Busy label="Scanning…" />}
@@ -612,7 +621,7 @@ export function DevicePage({ mac }: { readonly mac: string }) {
                     <dd>{d.devSessions}</dd>
                   </div>
                   <div>
-                    <dt>Events</dt>
+                    <dt title="Events other than Connected and Disconnected">Other events</dt>
                     <dd>{d.devEvents}</dd>
                   </div>
                   <div>
@@ -625,7 +634,7 @@ export function DevicePage({ mac }: { readonly mac: string }) {
               <Card title="Actions" id="actions">
                 <Actions device={d} onChanged={device.reload} />
               </Card>
-              <Card title="Events" id="events">
+              <Card title={`Events, last ${period}`} id="events">
                 <DeviceEvents mac={d.devMac} period={period} />
               </Card>
               <Card title="Open ports" id="ports">
