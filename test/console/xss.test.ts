@@ -4,8 +4,12 @@
  * and no element of it ever exists in the document.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
+import { consoleMac, seedConsoleData } from '../../bench/console-seed.js';
 import { chromiumSkipReason, launchChromium } from '../helpers/browser.js';
 import { TestServer } from '../helpers/server.js';
 
@@ -20,7 +24,16 @@ describe('HTML in device fields is text on every page', { skip }, () => {
   let page: Page;
 
   before(async () => {
-    server = await TestServer.start();
+    // A few devices with history, so that the event log lists a device whose name is hostile.
+    const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-xss-'));
+    seedConsoleData(dataDir, 3, Date.now(), 1);
+    server = await TestServer.start({ dataDir });
+    for (let i = 0; i < 3; i++) {
+      const res = await server.request('POST', `/device/${consoleMac(i)}`, {
+        body: { devName: `${hostile} seeded` },
+      });
+      assert.equal(res.status, 200, res.text);
+    }
     const fields = { devOwner: hostile, devVendor: hostile, devGroup: hostile, devLocation: hostile };
     for (const [mac, extra] of [
       [parent, { devName: `${hostile} parent`, devType: hostile, devComments: hostile }],
@@ -83,7 +96,12 @@ describe('HTML in device fields is text on every page', { skip }, () => {
     await node.waitFor();
     assert.match((await node.textContent()) ?? '', /<img src=x onerror=/);
     await assertInert('map');
-    for (const path of ['/events', '/tools', '/scan', '/notifications', '/settings', '/devices/new']) {
+    await page.goto(`${server.url}/ui/events`);
+    const logged = page.getByRole('link', { name: `${hostile} seeded` }).first();
+    await logged.waitFor();
+    assert.equal(await logged.textContent(), `${hostile} seeded`);
+    await assertInert('events');
+    for (const path of ['/tools', '/scan', '/notifications', '/settings', '/devices/new']) {
       await page.goto(`${server.url}/ui${path}`);
       await page.locator('main h1').first().waitFor();
       await assertInert(path);
