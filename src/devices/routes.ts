@@ -88,6 +88,11 @@ const MacsAnswer = Type.Object(
 
 /** Most devices one bulk edit names: the console's "select all" of a filtered list. */
 export const maxBulkDevices = 10_000;
+/**
+ * The bulk edit's own body limit, above BODY_LIMIT (64 KiB by default, which holds ~3,000 MACs):
+ * room for `maxBulkDevices` MACs at their longest accepted spelling, and the fields.
+ */
+const bulkBodyLimit = maxBulkDevices * 70 + 64 * 1024;
 
 const BulkBody = Type.Object(
   {
@@ -229,6 +234,7 @@ export default async function deviceRoutes(
   app.post(
     '/devices/bulk',
     {
+      bodyLimit: bulkBodyLimit,
       schema: {
         tags,
         summary:

@@ -87,6 +87,22 @@ describe('POST /devices/bulk', () => {
     assert.equal((await device(mac(5))).devParentMAC, '');
   });
 
+  test('a selection of 10,000 devices fits (above BODY_LIMIT); the ones that are no devices are reported', async () => {
+    const macs = Array.from(
+      { length: 10_000 },
+      (_, i) =>
+        `02:bc:00:00:${(i >> 8).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
+    );
+    macs[0] = mac(6);
+    const res = await bulk({ macs, set: { devLocation: 'Attic' } });
+    assert.equal(res.status, 200, res.text.slice(0, 200));
+    assert.deepEqual(res.json.changed, [mac(6)]);
+    assert.equal((res.json.failed as unknown[]).length, 9_999);
+    assert.equal((await device(mac(6))).devLocation, 'Attic');
+    const tooMany = await bulk({ macs: [...macs, mac(1)], set: { devLocation: 'x' } });
+    assert.equal(tooMany.status, 400);
+  });
+
   test('delete: the devices go, a stale one is reported, children are detached', async () => {
     const res = await bulk({ macs: [mac(5), mac(8), mac(7)], delete: true });
     assert.equal(res.status, 200, res.text);
