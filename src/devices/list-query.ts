@@ -59,6 +59,24 @@ export interface DeviceListQuery {
   readonly random?: 0 | 1;
 }
 
+/**
+ * The name sort's rule, one for every list: natural order ("host2" before "host10", "Printer 164"
+ * before "Printer 1069"), case ignored. The SQL calls it as `naturalKeyFunction(devName)` (the
+ * store registers `naturalKey` under that name): each run of digits is led by its length, so
+ * comparing keys as text compares the numbers.
+ */
+export const naturalKeyFunction = 'netkeep_natural_key';
+
+export function naturalKey(name: string): string {
+  return name.toLowerCase().replace(/\d+/g, (run) => {
+    const digits = run.replace(/^0+(?=\d)/, '');
+    return String(digits.length).padStart(5, '0') + digits;
+  });
+}
+
+/** Devices without a name (nothing, or the default '(unknown)') sort after the named ones, in either order. */
+const unnamedLast = "(devName = '' OR devName = '(unknown)')";
+
 /** The ORDER BY term of a sort column. Text sorts ignore case; devStatus sorts by its text. */
 function orderTerm(column: SortColumn): string {
   if (column === 'devStatus')
@@ -113,7 +131,11 @@ export function deviceListSql(
   const direction = query.order === 'desc' ? 'DESC' : 'ASC';
   const sort = query.sort ?? 'devMac';
   const order =
-    sort === 'devMac' ? `devMac ${direction}` : `${orderTerm(sort)} ${direction}, devMac ${direction}`;
+    sort === 'devMac'
+      ? `devMac ${direction}`
+      : sort === 'devName'
+        ? `${unnamedLast}, ${naturalKeyFunction}(devName) ${direction}, devMac ${direction}`
+        : `${orderTerm(sort)} ${direction}, devMac ${direction}`;
   return {
     page: `SELECT ${columnList} FROM Devices ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`,
     total: `SELECT COUNT(*) FROM Devices ${where}`,

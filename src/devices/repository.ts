@@ -136,6 +136,22 @@ export interface MacsResult {
   readonly devMacs: string[];
 }
 
+/** One edit for many devices: these field values, or deletion. */
+export type BulkEdit = { readonly set: DeviceChanges } | { readonly delete: true };
+
+/** A device a bulk edit could not change, and why (a DomainError code and its sentence). */
+export interface BulkFailure {
+  readonly mac: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** What a bulk edit did: the devices it changed (their devMac) and those it could not. */
+export interface BulkResult {
+  readonly changed: string[];
+  readonly failed: BulkFailure[];
+}
+
 export interface DeviceRepository {
   /**
    * The devMac of the device that has `mac`, as its own MAC or as an alias; `mac` itself when no
@@ -192,6 +208,12 @@ export interface DeviceRepository {
    * observed for that MAC. False (and nothing changed) when `from` does not exist.
    */
   copy(from: string, to: string): boolean;
+  /**
+   * Applies one edit to each device (found by its own MAC or an alias): the devices that exist
+   * change, one that is gone (deleted meanwhile) or would break a rule (PARENT_CYCLE) is reported
+   * in `failed` and left as it was. Call it inside `write`: the whole edit is one transaction.
+   */
+  bulkEdit(macs: readonly string[], edit: BulkEdit): BulkResult;
   /** Sets one editable column. False when the device does not exist. */
   updateColumn(mac: string, column: string, value: DeviceValue): boolean;
   listChildren(mac: string): DeviceChild[];

@@ -39,6 +39,8 @@ import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from 
 import {
   presenceHours,
   type ApplyHooks,
+  type BulkEdit,
+  type BulkResult,
   type ChangeReader,
   type Changes,
   type CreateResult,
@@ -70,7 +72,7 @@ import {
   nameSql,
   presenceSql,
 } from './sqlite-sql.js';
-import { searchParams, type DeviceListQuery } from './list-query.js';
+import { naturalKey, naturalKeyFunction, searchParams, type DeviceListQuery } from './list-query.js';
 import {
   deviceCounterBitsSql,
   deviceCounters,
@@ -386,6 +388,9 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.edgeEndedStmt = db.prepare(countSql.edgeEnded);
     this.edgeStartedStmt = db.prepare(countSql.edgeStarted);
     this.nextChangeStmt = db.prepare(countSql.nextChange);
+    db.function(naturalKeyFunction, { deterministic: true }, (name: unknown) =>
+      typeof name === 'string' ? naturalKey(name) : null,
+    );
     db.function(changedDeviceFunction, { deterministic: false }, (mac: unknown) => {
       if (typeof mac === 'string') this.changedHere.add(mac);
       return null;
@@ -693,6 +698,28 @@ export class SqliteDeviceRepository implements DeviceRepository {
 
   copy(from: string, to: string): boolean {
     return this.copyTx(from, to);
+  }
+
+  bulkEdit(macs: readonly string[], edit: BulkEdit): BulkResult {
+    const result: BulkResult = { changed: [], failed: [] };
+    const seen = new Set<string>();
+    for (const given of macs) {
+      const mac = this.resolveMac(given);
+      if (seen.has(mac)) continue; // a MAC and its alias, or the same MAC twice: one device
+      seen.add(mac);
+      try {
+        const done = 'delete' in edit ? this.delete(mac) : this.update(mac, edit.set);
+        if (done) result.changed.push(mac);
+        else
+          result.failed.push({ mac: given, code: 'DEVICE_NOT_FOUND', message: `Device ${given} not found.` });
+      } catch (err) {
+        // Only a rule refused before anything was written (PARENT_CYCLE) is one device's failure;
+        // anything else fails the whole edit (the write's savepoint rolls it back).
+        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
+        result.failed.push({ mac: given, code: err.code, message: err.message });
+      }
+    }
+    return result;
   }
 
   updateColumn(mac: string, column: string, value: DeviceValue): boolean {

@@ -249,6 +249,9 @@ export function MapPage() {
     <>
       <div class="page-head">
         <h1>Network map</h1>
+        <Link href="/devices/new?placeholder=switch" class="button">
+          Add an unmanaged switch
+        </Link>
       </div>
       <div class="card map-card">
         <form
