@@ -41,6 +41,9 @@ import { NameResolver, type ResolverOptions } from './names/resolver.js';
 import nameRoutes from './names/routes.js';
 import { Scanner, scanTool } from './scanner/scanner.js';
 import { WatchStore } from './devices/watch-store.js';
+import { ProbeHub } from './probes/hub.js';
+import probeRoutes from './probes/routes.js';
+import { SqliteProbeStore } from './store/sqlite/probes.js';
 import { SecurityCycleWatch } from './watch/cycle.js';
 import { PortWatch } from './watch/ports.js';
 import { DhcpWatch } from './watch/dhcp.js';
@@ -60,6 +63,8 @@ export interface Server {
   readonly metrics: Metrics;
   /** The security watch's scheduled scans (tests and the bench run them now). */
   readonly watch: { readonly ports: PortWatch; readonly dhcp: DhcpWatch };
+  /** The probes' hub. */
+  readonly probes: ProbeHub;
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -70,6 +75,10 @@ const discoveryOutputLimit = 16 * 1024 * 1024;
 export interface ServerOptions {
   /** Test and bench seam: the ports the mDNS and NetBIOS name sources ask (stand-ins on loopback). */
   readonly testOnlyNamePorts?: ResolverOptions['testOnlyPorts'];
+  /** Test seam: how often the probes' offline watch looks, in ms (default 15 s). */
+  readonly testOnlyProbeCheckMs?: number;
+  /** Test seam: the probes hub's clock (the offline watch, the time checks of uploads). */
+  readonly testOnlyProbeClock?: () => Date;
 }
 
 export async function createServer(
@@ -81,7 +90,8 @@ export async function createServer(
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const devices = new SqliteDeviceRepository(db);
-  const metrics = new Metrics({ counts: () => devices.counts(), db, feed });
+  const probeStore = new SqliteProbeStore(db);
+  const metrics = new Metrics({ counts: () => devices.counts(), db, feed, probes: () => probeStore.list() });
   const app = await buildApp({
     token,
     bodyLimit: config.BODY_LIMIT,
@@ -169,6 +179,7 @@ export async function createServer(
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
     notifications: alerts.outbox,
+    site: config.SITE_NAME,
     names: namer,
     watch: new SecurityCycleWatch({
       store: watchStore,
@@ -200,6 +211,20 @@ export async function createServer(
   });
   await app.register(watchRoutes, { store: watchStore, dhcp: dhcpWatch });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
+  const probes = new ProbeHub({
+    store: probeStore,
+    devices,
+    config,
+    logger: logger.child({ component: 'probes' }),
+    feed,
+    notifications: alerts.outbox,
+    onCycle: (probe, outcome) => {
+      metrics.recordProbeCycle(probe.name, outcome);
+    },
+    testOnlyCheckMs: options.testOnlyProbeCheckMs,
+    now: options.testOnlyProbeClock,
+  });
+  await app.register(probeRoutes, { hub: probes });
 
   const hub = new LiveHub({
     feed,
@@ -215,6 +240,7 @@ export async function createServer(
   await app.register(metricsRoutes, { metrics });
   await app.register(mcpRoutes, { version: appVersion });
   scanner.start();
+  probes.start();
   portWatch.start();
   dhcpWatch.start();
   alerts.start();
@@ -236,6 +262,7 @@ export async function createServer(
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await probes.stop();
       await portWatch.stop();
       await dhcpWatch.stop();
       await alerts.stop();
@@ -256,6 +283,7 @@ export async function createServer(
     alerts,
     metrics,
     watch: { ports: portWatch, dhcp: dhcpWatch },
+    probes,
     close,
   };
 }

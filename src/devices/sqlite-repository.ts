@@ -35,7 +35,7 @@ import {
   type SessionJson,
   type SessionRow,
 } from './history.js';
-import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from './presence.js';
+import type { KnownDevice, NameUpdate, PresenceChanges, SiteMark, StoredDeviceName } from './presence.js';
 import {
   presenceHours,
   type ApplyHooks,
@@ -136,6 +136,7 @@ interface StateRow {
   devCanSleep: number;
   devLastConnection: string | null;
   devMissesBeforeAbsent: number;
+  devSite: string;
   misses: number;
   lastAbsence: KnownDevice['lastAbsence'];
   flapping: number;
@@ -321,6 +322,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly loadPresenceStmt: Statement<[], StateRow>;
   private readonly togglesStmt: Statement<[string], { mac: string; toggles: number }>;
+  private readonly setSiteStmt: Statement<[SiteMark]>;
   private readonly updatePresenceStmt: Statement<
     [number, string, string | null, string | null, string | null, string]
   >;
@@ -409,6 +411,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.loadPresenceStmt = db.prepare(presenceSql.load);
     this.togglesStmt = db.prepare(presenceSql.toggles);
     this.updatePresenceStmt = db.prepare(presenceSql.updatePresence);
+    this.setSiteStmt = db.prepare(presenceSql.setSite);
     this.insertEventStmt = db.prepare(presenceSql.insertEvent);
     this.openSessionStmt = db.prepare(presenceSql.openSession);
     this.closeSessionStmt = db.prepare(presenceSql.closeSession);
@@ -880,6 +883,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
         missesBeforeAbsent: row.devMissesBeforeAbsent,
         flapping: row.flapping === 1,
         recentToggles: toggles.get(row.devMac) ?? 0,
+        site: row.devSite,
       });
     }
     return known;
@@ -949,6 +953,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     for (const s of changes.scanState)
       this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence, s.flapping);
     for (const n of changes.names ?? []) this.setNameStmt.run(n);
+    for (const s of changes.sites ?? []) this.setSiteStmt.run(s);
   }
 
   /** The counts of one period; run inside a read transaction (one snapshot). */

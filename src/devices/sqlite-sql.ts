@@ -253,7 +253,7 @@ export const presenceSql = {
   load: `
     SELECT d.devMac, d.devPresentLastScan, d.devAlertDown, d.devAlertEvents, d.devScan,
            d.devIsArchived, d.devLastIP, d.devPrimaryIPv6, d.devVendor, d.devCanSleep, d.devLastConnection,
-           d.devMissesBeforeAbsent,
+           d.devMissesBeforeAbsent, d.devSite,
            COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping
     FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac`,
   // The events that count towards flapping since the flap window's start, per device: one range of
@@ -267,6 +267,9 @@ export const presenceSql = {
       devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor),
       devPrimaryIPv6 = COALESCE(?, devPrimaryIPv6)
     WHERE devMac = ?`,
+  setSite: `
+    UPDATE Devices SET devSite = @site, devSyncHubNode = @node
+    WHERE devMac = @mac AND NOT (devSite = @site AND devSyncHubNode = @node)`,
   insertEvent: `
     INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo,
                         eve_PendingAlertEmail, eve_PairEventRowid)

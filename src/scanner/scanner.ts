@@ -26,6 +26,7 @@ import { linkInfo, MacStep, mapAliases, type DhcpIdentity } from './macs.js';
 import { planCycle, type PlannedEvent, type ScanPlan } from './state-machine.js';
 import { isRandomMac } from '../validation.js';
 import { ScanStore } from './store.js';
+import { scopeToSite, siteMarks } from '../probes/sites.js';
 import { parseScanSubnets, subnetScope, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
 
@@ -81,6 +82,11 @@ export interface ScannerOptions {
   readonly names?: {
     prepare(seen: ReadonlyMap<string, SeenDevice>, now: Date, signal?: AbortSignal): Promise<PreparedNames>;
   };
+  /**
+   * SITE_NAME: the cycle marks the devices it sees with this site and judges only
+   * those of its own site (or of none). Undefined: sites are not looked at.
+   */
+  readonly site?: string;
   /** The security watch's step of each cycle (src/watch/cycle.ts); none: no watch. */
   readonly watch?: CycleWatch;
   /**
@@ -325,8 +331,10 @@ export class Scanner {
         const known = this.store.loadState(new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000));
         // Aliases and links first: the state machine sees devices, whichever MAC they used.
         const macs = this.macs.run(observations, new Set(known.keys()), leases, now);
+        const { site } = this.options;
+        const seen = new Set(macs.observations.keys());
         const planned = planCycle({
-          known,
+          known: site === undefined ? known : scopeToSite(known, seen, new Set(['', site])),
           observations: macs.observations,
           missesBeforeAbsent: config.SCAN_MISSES_BEFORE_ABSENT,
           inScope: cycleScope(subnetScope(this.subnets), ipv6Prefixes),
@@ -337,7 +345,12 @@ export class Scanner {
         });
         const linked = withLinks(naming ? naming.apply(planned) : planned, macs, known, now);
         const watched = this.options.watch?.plan(results, now);
-        const plan = watched ? { ...linked, events: [...linked.events, ...watched.events] } : linked;
+        const events = watched ? [...linked.events, ...watched.events] : linked.events;
+        const plan = {
+          ...linked,
+          events,
+          ...(site !== undefined && { sites: siteMarks(seen, known, site, '') }),
+        };
         const notifications = this.options.notifications;
         const notified = config.NOTIFY_RANDOM_MAC
           ? plan.events
