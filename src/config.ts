@@ -564,6 +564,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError(
       `MAX_STREAMS must be below MAX_CONNECTIONS (${maxConnections}): streams holding every connection would leave none for /health or writes`,
     );
+  // Probe mode needs both; a token not of POST /probes's form would be refused by every hub.
+  if ((values.PROBE_HUB_URL === '') !== (values.PROBE_TOKEN === ''))
+    throw new ConfigError('PROBE_HUB_URL and PROBE_TOKEN go together: set both (probe mode) or neither');
+  if (values.PROBE_TOKEN !== '' && !/^[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}$/.test(values.PROBE_TOKEN as string))
+    throw new ConfigError(
+      "PROBE_TOKEN is not a probe token (the 'token' that POST /probes on the hub answered)",
+    );
   values.tokenFromFile = env.API_TOKEN === undefined && fileValues.API_TOKEN === undefined;
   values.given = given;
   return values as Config;

@@ -407,39 +407,69 @@ export class Scanner {
     return summary;
   }
 
-  private async discover(
+  private discover(
     subnet: ScanSubnet,
     signal: AbortSignal,
     ipv6Prefixes: Set<string>,
   ): Promise<SubnetResult> {
-    // A dead link makes the tools report "no hosts" with exit code 0: that is no result.
-    const problem = this.options.checkInterface?.(subnet.iface);
-    if (problem !== undefined)
-      throw new DiscoveryError(subnet.label, this.tool, `cannot scan ${subnet.label}: ${problem}`);
-    const sightings = await discoverSubnet(subnet, {
+    return discoverScanSubnet(subnet, signal, ipv6Prefixes, {
       runTool: this.options.runTool,
       tool: this.tool,
-      timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
-      signal,
+      config: this.options.config,
+      checkInterface: this.options.checkInterface,
+      logger: this.options.logger,
     });
-    if (!this.options.config.SCAN_IPV6) return { tool: this.tool, sightings };
-    const ipv6 = await discoverIpv6(subnet.iface, {
-      runTool: this.options.runTool,
-      timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
-      signal,
-    });
-    if (!ipv6.read) {
-      this.options.logger.info(
-        { event: 'scan-ipv6-skipped', interface: subnet.iface },
-        `no IPv6 neighbours read on ${subnet.iface} (no IPv6 there, or ping/ip missing); IPv4 only`,
-      );
-      return { tool: this.tool, sightings };
-    }
-    // Link-local addresses are in scope wherever a table was read (fe80::/64 is on every link).
-    ipv6Prefixes.add(prefix64('fe80::'));
-    for (const prefix of ipv6.prefixes) ipv6Prefixes.add(prefix);
-    return { tool: this.tool, sightings, neighbours: ipv6.neighbours };
   }
+}
+
+/** What one subnet's discovery needs (the scanner's, and a probe's: src/probes/probe.ts). */
+export interface SubnetDiscovery {
+  readonly runTool: RunTool;
+  readonly tool: ScanToolName;
+  readonly config: Pick<ScannerConfig, 'SCAN_TIMEOUT_MS' | 'SCAN_IPV6'>;
+  readonly checkInterface?: (iface: string) => string | undefined;
+  readonly logger: Pick<Logger, 'info'>;
+}
+
+/**
+ * Discovers one subnet: the scan tool, then (SCAN_IPV6) the interface's IPv6 neighbours, whose /64
+ * prefixes are added to `ipv6Prefixes` (the IPv6 half of the cycle's scope). Throws
+ * DiscoveryError when the interface cannot be scanned or the tool fails.
+ */
+export async function discoverScanSubnet(
+  subnet: ScanSubnet,
+  signal: AbortSignal,
+  ipv6Prefixes: Set<string>,
+  options: SubnetDiscovery,
+): Promise<SubnetResult> {
+  const { tool, config, logger } = options;
+  // A dead link makes the tools report "no hosts" with exit code 0: that is no result.
+  const problem = options.checkInterface?.(subnet.iface);
+  if (problem !== undefined)
+    throw new DiscoveryError(subnet.label, tool, `cannot scan ${subnet.label}: ${problem}`);
+  const sightings = await discoverSubnet(subnet, {
+    runTool: options.runTool,
+    tool,
+    timeoutMs: config.SCAN_TIMEOUT_MS,
+    signal,
+  });
+  if (!config.SCAN_IPV6) return { tool, sightings };
+  const ipv6 = await discoverIpv6(subnet.iface, {
+    runTool: options.runTool,
+    timeoutMs: config.SCAN_TIMEOUT_MS,
+    signal,
+  });
+  if (!ipv6.read) {
+    logger.info(
+      { event: 'scan-ipv6-skipped', interface: subnet.iface },
+      `no IPv6 neighbours read on ${subnet.iface} (no IPv6 there, or ping/ip missing); IPv4 only`,
+    );
+    return { tool, sightings };
+  }
+  // Link-local addresses are in scope wherever a table was read (fe80::/64 is on every link).
+  ipv6Prefixes.add(prefix64('fe80::'));
+  for (const prefix of ipv6.prefixes) ipv6Prefixes.add(prefix);
+  return { tool, sightings, neighbours: ipv6.neighbours };
 }
 
 /** IPv4 addresses by the cycle's subnets, IPv6 addresses by the prefixes of the tables it read. */
