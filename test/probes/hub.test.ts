@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -354,5 +355,36 @@ describe('probes at the hub', () => {
     assert.equal(refused.json.code, 'PROBE_TOKEN_REQUIRED');
     assert.equal((await hub.request('DELETE', `/probes/${b.id}`)).status, 404);
     assert.ok(device('bb:00:00:00:02:01'));
+  });
+});
+
+describe('probe mode configuration', () => {
+  test('PROBE_HUB_URL and PROBE_TOKEN go together, and the token must be a probe token', () => {
+    const base = { DATA_DIR: '/tmp/netkeep-probe-config', API_TOKEN: 'x' };
+    const token = `${randomUUID()}.${'a'.repeat(43)}`;
+    assert.throws(
+      () => loadConfig({ ...base, PROBE_HUB_URL: 'http://127.0.0.1:1' }, '/nonexistent'),
+      ConfigError,
+    );
+    assert.throws(() => loadConfig({ ...base, PROBE_TOKEN: token }, '/nonexistent'), ConfigError);
+    assert.throws(
+      () =>
+        loadConfig(
+          { ...base, PROBE_HUB_URL: 'http://127.0.0.1:1', PROBE_TOKEN: 'not-a-token' },
+          '/nonexistent',
+        ),
+      /PROBE_TOKEN is not a probe token/,
+    );
+    assert.throws(
+      () => loadConfig({ ...base, PROBE_HUB_URL: 'ftp://hub', PROBE_TOKEN: token }, '/nonexistent'),
+      ConfigError,
+    );
+    const config = loadConfig(
+      { ...base, PROBE_HUB_URL: 'http://127.0.0.1:1', PROBE_TOKEN: token },
+      '/nonexistent',
+    );
+    assert.equal(config.PROBE_SPOOL_MAX, 10_000);
+    assert.equal(config.SITE_NAME, 'local');
+    assert.throws(() => loadConfig({ ...base, SITE_NAME: 'a/b' }, '/nonexistent'), ConfigError);
   });
 });
