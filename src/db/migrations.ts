@@ -531,6 +531,8 @@ export const migrations: readonly Migration[] = [
           PRIMARY KEY (pcy_ProbeId, pcy_CycleId)
         ) STRICT, WITHOUT ROWID;
         CREATE INDEX ProbeCycles_applied ON ProbeCycles (pcy_ProbeId, pcy_AppliedAt);
+        -- A probe's cycle reads its own site's devices (loadSitePresence), not every device.
+        CREATE INDEX Devices_site ON Devices (devSite);
       `);
     },
   },

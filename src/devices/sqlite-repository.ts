@@ -321,6 +321,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly loadPresenceStmt: Statement<[], StateRow>;
+  private readonly loadScopedStmt: Statement<[{ site: string | null; macs: string }], StateRow>;
   private readonly togglesStmt: Statement<[string], { mac: string; toggles: number }>;
   private readonly setSiteStmt: Statement<[SiteMark]>;
   private readonly updatePresenceStmt: Statement<
@@ -409,6 +410,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
       .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
       .pluck();
     this.loadPresenceStmt = db.prepare(presenceSql.load);
+    this.loadScopedStmt = db.prepare(presenceSql.loadScoped);
     this.togglesStmt = db.prepare(presenceSql.toggles);
     this.updatePresenceStmt = db.prepare(presenceSql.updatePresence);
     this.setSiteStmt = db.prepare(presenceSql.setSite);
@@ -861,11 +863,23 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   loadPresence(toggleSince: Date | null = null): Map<string, KnownDevice> {
+    return this.presenceOf(this.loadPresenceStmt.iterate(), toggleSince);
+  }
+
+  loadSitePresence(
+    site: string | null,
+    macs: readonly string[],
+    toggleSince: Date | null = null,
+  ): Map<string, KnownDevice> {
+    return this.presenceOf(this.loadScopedStmt.iterate({ site, macs: JSON.stringify(macs) }), toggleSince);
+  }
+
+  private presenceOf(rows: Iterable<StateRow>, toggleSince: Date | null): Map<string, KnownDevice> {
     const known = new Map<string, KnownDevice>();
     const toggles = new Map<string, number>();
     if (toggleSince !== null)
       for (const row of this.togglesStmt.iterate(dbTime(toggleSince))) toggles.set(row.mac, row.toggles);
-    for (const row of this.loadPresenceStmt.iterate()) {
+    for (const row of rows) {
       known.set(row.devMac, {
         mac: row.devMac,
         presentLastScan: row.devPresentLastScan === 1,

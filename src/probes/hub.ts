@@ -257,7 +257,14 @@ export class ProbeHub {
     // Events carry the probe's time (a spooled cycle keeps its own); the order check keeps it monotonic.
     const now = cycle.finishedAt;
     const observations = mergeSightings([cycle.result]);
-    const known = this.scanStore.loadState(new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000));
+    // Only what this cycle may judge is read: its site's devices, and the devices it saw (by their
+    // own MAC or an alias), wherever they were last. Every other site's devices stay unread.
+    const { devices } = this.options;
+    const aliases = devices.loadAliases();
+    const wanted = new Set<string>();
+    for (const mac of observations.keys()) wanted.add(aliases.get(mac) ?? mac);
+    const flapSince = new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000);
+    const known = devices.loadSitePresence(probe.site, [...wanted], flapSince);
     const leases = new Map<string, DhcpIdentity>();
     for (const [mac, clientId] of cycle.clientIds) {
       const name = cycle.names.get(mac);
@@ -270,6 +277,10 @@ export class ProbeHub {
       now,
     );
     const seen = new Set(macs.observations.keys());
+    // A new MAC linked to a device of another site (random MACs): that device is read too.
+    const linked = [...seen].filter((mac) => !known.has(mac));
+    if (linked.length > 0)
+      for (const [mac, device] of devices.loadSitePresence(null, linked, flapSince)) known.set(mac, device);
     const ipv6Prefixes = new Set<string>();
     for (const observation of macs.observations.values())
       for (const address of observation.ipv6 ?? [])
@@ -293,8 +304,8 @@ export class ProbeHub {
       results.size > 0
         ? new PreparedNames({ results, errors: [] }, this.options.devices).apply(planned)
         : planned;
-    const linked = withLinks(named, macs, known, now);
-    const plan = { ...linked, sites: siteMarks(seen, known, probe.site, probe.name) };
+    const withLinked = withLinks(named, macs, known, now);
+    const plan = { ...withLinked, sites: siteMarks(seen, known, probe.site, probe.name) };
     const notified = config.NOTIFY_RANDOM_MAC
       ? plan.events
       : plan.events.filter((e) => e.type !== 'New Device' || !isRandomMac(e.mac));

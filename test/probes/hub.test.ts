@@ -13,6 +13,12 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
+/** What the parents' network holds in the later tests (their device and the laptop). */
+const parentsDevices = [
+  { mac: 'bb:00:00:00:02:01', ip: '10.1.0.50' },
+  { mac: 'cc:00:00:00:03:01', ip: '10.1.0.78' },
+];
+
 interface Sighting {
   mac: string;
   ip: string;
@@ -315,10 +321,7 @@ describe('probes at the hub', () => {
     const absent = count(absences);
     // Keep the parents' probe reporting; the office goes silent.
     clock += 16 * 60_000;
-    const parents = [
-      { mac: 'bb:00:00:00:02:01', ip: '10.1.0.50' },
-      { mac: 'cc:00:00:00:03:01', ip: '10.1.0.78' },
-    ];
+    const parents = parentsDevices;
     assert.equal((await upload(b.token, cycle(['10.1.0.0/24'], parents))).status, 200);
     assert.equal(await hub.server.probes.checkOffline(), 1);
     assert.equal(await hub.server.probes.checkOffline(), 0, 'one notice, not one per check');
@@ -345,6 +348,24 @@ describe('probes at the hub', () => {
     assert.match(metrics.text, /netkeep_probe_up\{probe="office",site="Office"\} 1/);
     assert.match(metrics.text, /netkeep_probe_cycles_total\{probe="office",outcome="applied"\} \d+/);
     assert.match(metrics.text, /netkeep_probe_cycles_total\{probe="office",outcome="repeated"\} 1/);
+  });
+
+  test('a device seen by another site under one of its aliases: that site has it, no new device', async () => {
+    clock += 60_000;
+    // aa:..:01:02 is an office device; merged into aa:..:01:01 it becomes one of its MACs.
+    const merged = await hub.request('POST', '/device/aa:00:00:00:01:01/merge', {
+      body: { from: 'aa:00:00:00:01:02' },
+    });
+    assert.equal(merged.status, 200, merged.text);
+    const devices = count('SELECT COUNT(*) AS n FROM Devices');
+    const seen = [{ mac: 'aa:00:00:00:01:02', ip: '10.1.0.60' }, ...parentsDevices];
+    const res = await upload(b.token, cycle(['10.1.0.0/24'], seen));
+    assert.equal(res.status, 200, res.text);
+    assert.equal(count('SELECT COUNT(*) AS n FROM Devices'), devices, 'no new device for a known alias');
+    assert.deepEqual(
+      [device('aa:00:00:00:01:01')?.devSite, device('aa:00:00:00:01:01')?.devPresentLastScan],
+      ['Parents', 1],
+    );
   });
 
   test('DELETE /probes/<id> revokes the token at once; its devices stay', async () => {
