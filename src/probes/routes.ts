@@ -131,7 +131,7 @@ export default async function probeRoutes(app: App, opts: ProbeRoutesOptions): P
         tags: ['probes'],
         summary: 'Removes a probe: its token is refused from the next request on. Its devices stay.',
         params: ProbeIdParams,
-        response: { 200: SuccessSchema, 403: ErrorRef, 404: ErrorRef },
+        response: { 200: SuccessSchema, 400: ErrorRef, 403: ErrorRef, 404: ErrorRef },
       },
     },
     async (request) => {

@@ -303,6 +303,12 @@ describe('probes at the hub', () => {
         'CYCLE_OUT_OF_ORDER',
       ],
     ];
+    // Past the route's bounded body limit (16 MiB): 413 before anything is parsed.
+    const huge = JSON.stringify(cycle(['10.1.0.0/24'], [], { errors: ['x'.repeat(17 * 1024 * 1024)] }));
+    const tooLarge = await hub.request('POST', '/probes/cycles', { token: a.token, rawBody: huge });
+    assert.equal(tooLarge.status, 413);
+    assert.equal(tooLarge.json.code, 'PAYLOAD_TOO_LARGE');
+    assert.deepEqual(snapshot(), before);
     for (const [what, body, status, code] of cases) {
       const res = await upload(a.token, body);
       assert.equal(res.status, status, `${what}: ${res.text.slice(0, 300)}`);
