@@ -176,6 +176,47 @@ describe('a hub and two probes, each on its own test LAN', { skip }, () => {
     );
   });
 
+  test('a hub outage with a kill -9 of a probe meanwhile: the spooled cycles arrive later, once each, nothing twice', async () => {
+    const [, b] = sites as [Site, Site];
+    const cycles = () =>
+      hubDb((db) => db.prepare('SELECT COUNT(*) AS n FROM ProbeCycles').get() as { n: number }).n;
+    const events = () =>
+      hubDb((db) => db.prepare('SELECT COUNT(*) AS n FROM Events').get() as { n: number }).n;
+    const port = hub.port;
+    await hub.stop({ keepData: true });
+    const spooled = async (): Promise<number> => {
+      const response = await fetch(`http://${b.lan.gateway}:${b.probe?.port ?? 0}/nettools/scan`, {
+        headers: { authorization: `Bearer ${b.probe?.token ?? ''}` },
+      });
+      return ((await response.json()) as { probe: { spooledCycles: number } }).probe.spooledCycles;
+    };
+    let held = 0;
+    for (let i = 0; i < 400 && held < 2; i++) {
+      held = await spooled();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.ok(held >= 2, 'two cycles spooled while the hub is away');
+    await b.probe?.kill();
+    const eventsBefore = events();
+    hub = await TestServer.start({
+      dataDir: hub.dataDir,
+      env: {
+        HOST: sites[0]?.lan.rootAddress ?? '',
+        PORT: String(port),
+        NOTIFY_WEBHOOK_URL: receiver.url('/hook'),
+        PROBE_OFFLINE_MINUTES: '1',
+      },
+    });
+    const cyclesBefore = cycles();
+    b.probe = await startProbe(b);
+    assert.ok(
+      await eventually(() => cycles() >= cyclesBefore + held, 400, 50),
+      'every spooled cycle arrives',
+    );
+    // Nothing moved on either LAN: the delayed cycles (each applied once) write no event.
+    assert.equal(events(), eventsBefore);
+  });
+
   test('a silenced probe: one Probe Offline at the webhook, its devices not Down; Probe Online when back', async () => {
     const [a] = sites as [Site];
     const macs = [...a.lan.hosts.values()].map((h) => h.mac);
