@@ -127,12 +127,15 @@ export class ProbeHub {
   /** Cycles are applied one at a time (the tail of the queue). */
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  /** Silence is counted from here at the earliest: a hub that was down did not hear anyone. */
+  private readonly startedAt: number;
   private checking: Promise<void> | undefined;
 
   constructor(private readonly options: ProbeHubOptions) {
     this.scanStore = new ScanStore(options.devices);
     this.macs = new MacStep(options.devices, options.config.RANDOM_MAC_LINK);
     this.now = options.now ?? (() => new Date());
+    this.startedAt = this.now().getTime();
   }
 
   /** Adds a probe; its token is returned this once. `conflict` when the name is taken. */
@@ -368,7 +371,8 @@ export class ProbeHub {
   }
 
   /**
-   * Marks offline every online probe silent for PROBE_OFFLINE_MINUTES, with one `Probe Offline`
+   * Marks offline every online probe silent for PROBE_OFFLINE_MINUTES (counted from this hub's
+   * start at the earliest), with one `Probe Offline`
    * notice each (in the same transaction). Its devices are left as they are: nobody looked.
    */
   async checkOffline(): Promise<number> {
@@ -376,8 +380,9 @@ export class ProbeHub {
     const before = now.getTime() - this.options.config.PROBE_OFFLINE_MINUTES * 60_000;
     let marked = 0;
     for (const probe of await this.options.store.list()) {
-      if (probe.status !== 'online' || probe.lastCycleAt === null || probe.lastCycleAt.getTime() > before)
-        continue;
+      if (probe.status !== 'online' || probe.lastCycleAt === null) continue;
+      // After a hub outage the probes get PROBE_OFFLINE_MINUTES to deliver their spools.
+      if (Math.max(probe.lastCycleAt.getTime(), this.startedAt) > before) continue;
       const moved = await this.options.store.setStatus(probe.id, 'online', 'offline', () => {
         this.options.notifications?.recordNotice(
           'Probe Offline',

@@ -56,6 +56,8 @@ export interface SpooledCycle {
 
 export class Spool {
   private readonly dir: string;
+  /** The sequence numbers held, oldest first: read from the directory once, then kept here. */
+  private readonly seqs: number[];
   private next: number;
 
   constructor(
@@ -67,18 +69,14 @@ export class Spool {
     // Temporary files of a write a crash interrupted are not cycles.
     for (const name of readdirSync(this.dir))
       if (name.endsWith('.tmp')) rmSync(join(this.dir, name), { force: true });
-    const last = this.sequence().at(-1);
-    this.next = last === undefined ? 1 : last + 1;
-  }
-
-  /** The sequence numbers of the cycles held, oldest first. */
-  private sequence(): number[] {
-    const seqs: number[] = [];
+    this.seqs = [];
     for (const name of readdirSync(this.dir)) {
       const match = entryName.exec(name);
-      if (match?.[1] !== undefined) seqs.push(Number(match[1]));
+      if (match?.[1] !== undefined) this.seqs.push(Number(match[1]));
     }
-    return seqs.sort((a, b) => a - b);
+    this.seqs.sort((a, b) => a - b);
+    const last = this.seqs.at(-1);
+    this.next = last === undefined ? 1 : last + 1;
   }
 
   private file(seq: number): string {
@@ -87,7 +85,7 @@ export class Spool {
 
   /** Cycles held. */
   get size(): number {
-    return this.sequence().length;
+    return this.seqs.length;
   }
 
   /** Cycles dropped and not reported yet. */
@@ -103,24 +101,26 @@ export class Spool {
   /** Adds a cycle (durably); drops the oldest past PROBE_SPOOL_MAX. Returns how many were dropped. */
   add(body: string): number {
     writeDurably(this.dir, this.file(this.next), body);
+    this.seqs.push(this.next);
     this.next++;
-    const seqs = this.sequence();
-    const excess = seqs.length - this.max;
+    const excess = this.seqs.length - this.max;
     if (excess <= 0) return 0;
     writeDurably(this.dir, 'dropped', String(this.dropped + excess));
-    for (const seq of seqs.slice(0, excess)) rmSync(join(this.dir, this.file(seq)), { force: true });
+    for (const seq of this.seqs.splice(0, excess)) rmSync(join(this.dir, this.file(seq)), { force: true });
     return excess;
   }
 
   /** The oldest cycle held; undefined when the spool is empty. */
   oldest(): SpooledCycle | undefined {
-    const [seq] = this.sequence();
+    const [seq] = this.seqs;
     if (seq === undefined) return undefined;
     return { seq, body: readFileSync(join(this.dir, this.file(seq)), 'utf8') };
   }
 
   /** Removes a cycle the hub took (or refused for good). */
   remove(seq: number): void {
+    const at = this.seqs.indexOf(seq);
+    if (at >= 0) this.seqs.splice(at, 1);
     rmSync(join(this.dir, this.file(seq)), { force: true });
     syncDirectory(this.dir);
   }

@@ -6,10 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { ProbeHub } from '../../src/probes/hub.js';
+import { SqliteProbeStore } from '../../src/store/sqlite/probes.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -413,5 +419,55 @@ describe('probe mode configuration', () => {
     assert.equal(config.PROBE_SPOOL_MAX, 10_000);
     assert.equal(config.SITE_NAME, 'local');
     assert.throws(() => loadConfig({ ...base, SITE_NAME: 'a/b' }, '/nonexistent'), ConfigError);
+  });
+});
+
+describe('the offline watch after a hub outage', () => {
+  test('silence is counted from the hub start at the earliest: the probes get time to deliver', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netkeep-probe-watch-'));
+    const db = openDatabase(join(dir, 'netkeep.db'));
+    try {
+      const store = new SqliteProbeStore(db);
+      let now = Date.parse('2026-06-01T12:00:00Z');
+      const id = randomUUID();
+      await store.create({
+        id,
+        name: 'p',
+        site: 's',
+        tokenHash: Buffer.alloc(32),
+        createdAt: new Date(now - 7_200_000),
+      });
+      // Its last cycle an hour before the hub started again.
+      await store.recordCycle({
+        probeId: id,
+        cycleId: randomUUID(),
+        startedAt: new Date(now - 3_600_000),
+        appliedAt: new Date(now - 3_600_000),
+        subnets: [],
+        spooledCycles: 0,
+        droppedCycles: 0,
+      });
+      const config = loadConfig({ DATA_DIR: dir, API_TOKEN: 'x' }, '/nonexistent');
+      const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+      const watch = new ProbeHub({
+        store,
+        devices: new SqliteDeviceRepository(db),
+        config,
+        logger: quiet,
+        now: () => new Date(now),
+      });
+      assert.equal(await watch.checkOffline(), 0, 'not offline right after the hub started');
+      now += 14 * 60_000;
+      assert.equal(await watch.checkOffline(), 0);
+      now += 2 * 60_000;
+      assert.equal(
+        await watch.checkOffline(),
+        1,
+        'offline once PROBE_OFFLINE_MINUTES passed with the hub up',
+      );
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
