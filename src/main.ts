@@ -1,8 +1,7 @@
 /** Entry point: configuration, server, listen, and graceful shutdown on SIGTERM/SIGINT. */
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { createProbeServer } from './probes/probe-server.js';
-import { createServer } from './server.js';
+import { createProbeServer, createServer } from './server.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();

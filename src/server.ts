@@ -41,6 +41,8 @@ import { NameResolver, type ResolverOptions } from './names/resolver.js';
 import nameRoutes from './names/routes.js';
 import { Scanner, scanTool } from './scanner/scanner.js';
 import { WatchStore } from './devices/watch-store.js';
+import { Probe } from './probes/probe.js';
+import probeStatusRoutes from './probes/probe-routes.js';
 import { ProbeHub } from './probes/hub.js';
 import probeRoutes from './probes/routes.js';
 import { SqliteProbeStore } from './store/sqlite/probes.js';
@@ -286,4 +288,73 @@ export async function createServer(
     probes,
     close,
   };
+}
+
+/** Probe mode's server (PROBE_HUB_URL + PROBE_TOKEN): see createProbeServer. */
+export interface ProbeServer {
+  readonly app: App;
+  readonly token: string;
+  readonly tokenFile: string | undefined;
+  readonly probe: Probe;
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root of probe mode (docs/probes.md): no database and no inventory; the tool
+ * runner for discovery, the name resolver, the probe (scan loop, spool, uploader), and an app that
+ * serves /health and GET /nettools/scan behind the usual token. Nothing else: a probe's devices are
+ * the hub's.
+ */
+export async function createProbeServer(
+  config: Config,
+  logger: Logger,
+  options: Pick<ServerOptions, 'testOnlyNamePorts'> = {},
+): Promise<ProbeServer> {
+  const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
+  const app = await buildApp({
+    token,
+    bodyLimit: config.BODY_LIMIT,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    maxConnections: config.MAX_CONNECTIONS,
+    logger,
+    corsOrigins: config.CORS_ORIGINS,
+    trustProxy: config.TRUST_PROXY,
+  });
+  const leftovers = cleanupOrphans();
+  if (leftovers.killed.length > 0 || leftovers.removed.length > 0)
+    logger.warn(leftovers, 'removed what a previous server left behind');
+  const runner = new ToolRunner({
+    toolPath: config.TOOL_PATH,
+    concurrency: config.TOOL_CONCURRENCY,
+    queue: config.TOOL_QUEUE,
+    outputLimit: config.TOOL_OUTPUT_LIMIT,
+    logger: logger.child({ component: 'nettools' }),
+  });
+  const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
+    runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
+  const probe = new Probe({
+    config,
+    logger: logger.child({ component: 'probe' }),
+    runTool,
+    arpScanInstalled: runner.isInstalled('arp-scan'),
+    checkInterface: (iface) => interfaceProblem(iface),
+    resolver: new NameResolver({ config, testOnlyPorts: options.testOnlyNamePorts }),
+  });
+  await app.register(probeStatusRoutes, { probe });
+  logger.info(
+    { event: 'probe-mode', hub: new URL(config.PROBE_HUB_URL).origin, subnets: config.SCAN_SUBNETS },
+    'probe mode: scanning and uploading to the hub; no inventory here',
+  );
+  probe.start();
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await probe.stop();
+      await app.close();
+      await runner.killAll();
+    })();
+    return closing;
+  };
+  return { app, token, tokenFile: file, probe, close };
 }
