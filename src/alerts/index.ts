@@ -14,7 +14,7 @@ import { DailyTask } from '../daily-task.js';
 import { DomainError } from '../errors.js';
 import type { ChangeFeed } from '../events.js';
 import type { DeviceTotals } from '../devices/repository.js';
-import type { EventType } from '../scanner/state-machine.js';
+import type { NotifiableEventType } from '../config.js';
 import { appriseChannel } from './channels/apprise.js';
 import { redactedUrl } from './channels/http.js';
 import { ntfyChannel } from './channels/ntfy.js';
@@ -97,7 +97,7 @@ export class Alerts {
     this.channels = channels;
     this.outbox = new Outbox(options.db, {
       channels: channels.map((c) => c.name),
-      enabledTypes: new Set<EventType>(config.NOTIFY_EVENTS),
+      enabledTypes: new Set<NotifiableEventType>(config.NOTIFY_EVENTS),
       onRecorded: () => {
         this.delivery.kick();
       },

@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { deviceStatus } from '../devices/status.js';
 import { isRandomMac } from '../validation.js';
-import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
+import type { NotifiableEventType, ProbeNoticeType } from '../config.js';
+import type { PlannedEvent } from '../scanner/state-machine.js';
 import { dbTime, fromDbTime } from '../time.js';
 import {
   previewEvents,
@@ -62,7 +63,7 @@ export interface OutboxOptions {
   /** The configured channels: one row each per cycle. Empty: nothing is recorded. */
   readonly channels: readonly ChannelName[];
   /** NOTIFY_EVENTS. */
-  readonly enabledTypes: ReadonlySet<EventType>;
+  readonly enabledTypes: ReadonlySet<NotifiableEventType>;
   /** Called after `record` wrote rows (the delivery loop wakes up; harmless if rolled back). */
   readonly onRecorded?: () => void;
   /** Called per channel row recorded as skipped (metrics). */
@@ -194,6 +195,47 @@ export class Outbox {
    * Writes the notifications of a cycle's events. Must run inside the cycle's transaction, after
    * its writes (the device rows it reads are those the cycle leaves).
    */
+  /**
+   * Writes a probe's notice (`Probe Offline`, `Probe Online`) to every channel, unless
+   * NOTIFY_EVENTS leaves the type out. Call it inside the transaction that changes the probe's
+   * status, so that the notice and the status commit together. It names no device: `mac` and `ip`
+   * are empty, `device.devName` is the probe's name and `device.devType` is `Probe`.
+   */
+  recordNotice(
+    type: ProbeNoticeType,
+    probe: { readonly name: string; readonly site: string },
+    info: string,
+    now: Date,
+  ): boolean {
+    const { channels, enabledTypes } = this.options;
+    if (channels.length === 0 || !enabledTypes.has(type)) return false;
+    const item: NotificationEvent = {
+      type,
+      time: fromDbTime(dbTime(now)),
+      mac: '',
+      ip: '',
+      additionalInfo: info,
+      device: {
+        devName: probe.name,
+        devOwner: '',
+        devType: 'Probe',
+        devVendor: '',
+        devLastIP: '',
+        devStatus: type === 'Probe Offline' ? 'Off-line' : 'On-line',
+        devRandomMac: 0,
+      },
+    };
+    const payloadId = this.insertPayload.run(
+      JSON.stringify([item]),
+      1,
+      JSON.stringify([item]),
+    ).lastInsertRowid;
+    for (const channel of channels)
+      this.insert.run(randomUUID(), channel, 'pending', dbTime(now), Date.now(), payloadId, null);
+    this.options.onRecorded?.();
+    return true;
+  }
+
   record(events: readonly PlannedEvent[], now: Date): RecordResult {
     const { channels, enabledTypes } = this.options;
     if (channels.length === 0 || events.length === 0) return { notified: 0, skipped: 0 };

@@ -256,6 +256,15 @@ export interface DeviceRepository {
    */
   loadPresence(toggleSince?: Date | null): Map<string, KnownDevice>;
   /**
+   * `loadPresence` of the devices last seen at `site` (devSite) and of the given MACs only: what a
+   * probe's cycle may judge, read without the other sites' devices. `site` null: the MACs only.
+   */
+  loadSitePresence(
+    site: string | null,
+    macs: readonly string[],
+    toggleSince?: Date | null,
+  ): Map<string, KnownDevice>;
+  /**
    * Applies one scan cycle in one transaction: all of it or, on any error, none of it. New devices
    * are created like `create` creates them; the history rows are added.
    */

@@ -35,7 +35,7 @@ import {
   type SessionJson,
   type SessionRow,
 } from './history.js';
-import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from './presence.js';
+import type { KnownDevice, NameUpdate, PresenceChanges, SiteMark, StoredDeviceName } from './presence.js';
 import {
   presenceHours,
   type ApplyHooks,
@@ -138,6 +138,7 @@ interface StateRow {
   devCanSleep: number;
   devLastConnection: string | null;
   devMissesBeforeAbsent: number;
+  devSite: string;
   misses: number;
   lastAbsence: KnownDevice['lastAbsence'];
   flapping: number;
@@ -322,7 +323,9 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly loadPresenceStmt: Statement<[], StateRow>;
+  private readonly loadScopedStmt: Statement<[{ site: string | null; macs: string }], StateRow>;
   private readonly togglesStmt: Statement<[string], { mac: string; toggles: number }>;
+  private readonly setSiteStmt: Statement<[SiteMark]>;
   private readonly updatePresenceStmt: Statement<
     [number, string, string | null, string | null, string | null, string]
   >;
@@ -412,8 +415,10 @@ export class SqliteDeviceRepository implements DeviceRepository {
       .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
       .pluck();
     this.loadPresenceStmt = db.prepare(presenceSql.load);
+    this.loadScopedStmt = db.prepare(presenceSql.loadScoped);
     this.togglesStmt = db.prepare(presenceSql.toggles);
     this.updatePresenceStmt = db.prepare(presenceSql.updatePresence);
+    this.setSiteStmt = db.prepare(presenceSql.setSite);
     this.insertEventStmt = db.prepare(presenceSql.insertEvent);
     this.openSessionStmt = db.prepare(presenceSql.openSession);
     this.closeSessionStmt = db.prepare(presenceSql.closeSession);
@@ -885,11 +890,23 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   loadPresence(toggleSince: Date | null = null): Map<string, KnownDevice> {
+    return this.presenceOf(this.loadPresenceStmt.iterate(), toggleSince);
+  }
+
+  loadSitePresence(
+    site: string | null,
+    macs: readonly string[],
+    toggleSince: Date | null = null,
+  ): Map<string, KnownDevice> {
+    return this.presenceOf(this.loadScopedStmt.iterate({ site, macs: JSON.stringify(macs) }), toggleSince);
+  }
+
+  private presenceOf(rows: Iterable<StateRow>, toggleSince: Date | null): Map<string, KnownDevice> {
     const known = new Map<string, KnownDevice>();
     const toggles = new Map<string, number>();
     if (toggleSince !== null)
       for (const row of this.togglesStmt.iterate(dbTime(toggleSince))) toggles.set(row.mac, row.toggles);
-    for (const row of this.loadPresenceStmt.iterate()) {
+    for (const row of rows) {
       known.set(row.devMac, {
         mac: row.devMac,
         presentLastScan: row.devPresentLastScan === 1,
@@ -907,6 +924,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
         missesBeforeAbsent: row.devMissesBeforeAbsent,
         flapping: row.flapping === 1,
         recentToggles: toggles.get(row.devMac) ?? 0,
+        site: row.devSite,
       });
     }
     return known;
@@ -976,6 +994,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
     for (const s of changes.scanState)
       this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence, s.flapping);
     for (const n of changes.names ?? []) this.setNameStmt.run(n);
+    for (const s of changes.sites ?? []) this.setSiteStmt.run(s);
   }
 
   /** The counts of one period; run inside a read transaction (one snapshot). */

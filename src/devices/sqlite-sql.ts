@@ -253,9 +253,18 @@ export const presenceSql = {
   load: `
     SELECT d.devMac, d.devPresentLastScan, d.devAlertDown, d.devAlertEvents, d.devScan,
            d.devIsArchived, d.devLastIP, d.devPrimaryIPv6, d.devVendor, d.devCanSleep, d.devLastConnection,
-           d.devMissesBeforeAbsent,
+           d.devMissesBeforeAbsent, d.devSite,
            COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping
     FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac`,
+  // One site's devices and the given MACs (a JSON array), through Devices_site and the primary key:
+  // a probe's cycle reads the devices it may judge, not every site's.
+  loadScoped: `
+    SELECT d.devMac, d.devPresentLastScan, d.devAlertDown, d.devAlertEvents, d.devScan,
+           d.devIsArchived, d.devLastIP, d.devPrimaryIPv6, d.devVendor, d.devCanSleep, d.devLastConnection,
+           d.devMissesBeforeAbsent, d.devSite,
+           COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping
+    FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac
+    WHERE d.devSite = @site OR d.devMac IN (SELECT value FROM json_each(@macs))`,
   // The events that count towards flapping since the flap window's start, per device: one range of
   // the Events_time index over the window (minutes to hours of events), not a lookup per device.
   toggles: `
@@ -267,6 +276,9 @@ export const presenceSql = {
       devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor),
       devPrimaryIPv6 = COALESCE(?, devPrimaryIPv6)
     WHERE devMac = ?`,
+  setSite: `
+    UPDATE Devices SET devSite = @site, devSyncHubNode = @node
+    WHERE devMac = @mac AND NOT (devSite = @site AND devSyncHubNode = @node)`,
   insertEvent: `
     INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo,
                         eve_PendingAlertEmail, eve_PairEventRowid)
