@@ -13,8 +13,9 @@
  * there is no earlier text to compare with) every order is dropped and read again when asked.
  * Nothing in it depends on which fields the catalogue has or which filters list-query.ts offers.
  */
-import type { DeviceListQuery } from './list-query.js';
+import { isPlainSearch, type DeviceListQuery } from './list-query.js';
 import type { ChangeReader, DeviceRepository } from './repository.js';
+import { DeviceSearchIndex } from './search-index.js';
 import { SizedMap } from './sized-map.js';
 
 /**
@@ -58,6 +59,8 @@ export class DeviceListCache {
    */
   private readonly answers: SizedMap<string, Buffer>;
   private readonly changes: ChangeReader;
+  /** A plain search's order comes from memory, not from a scan of every row (search-index.ts). */
+  private readonly search: DeviceSearchIndex;
 
   /**
    * @param repository where lists come from and which says what changed
@@ -70,6 +73,7 @@ export class DeviceListCache {
     maxAnswerBytes = defaultMaxAnswerBytes,
   ) {
     this.changes = repository.changeReader();
+    this.search = new DeviceSearchIndex(repository);
     this.items = new SizedMap((text) => text.length, maxChars);
     this.answers = new SizedMap((bytes) => bytes.length, maxAnswerBytes, maxAnswers);
   }
@@ -133,7 +137,10 @@ export class DeviceListCache {
     const key = shapeKey(query);
     let macs = this.orders.get(key);
     if (macs === undefined) {
-      macs = this.repository.listOrder(query);
+      if (isPlainSearch(query)) {
+        const found = this.search.matches(query.q);
+        macs = query.order === 'desc' ? found.reverse() : found;
+      } else macs = this.repository.listOrder(query);
       for (const oldest of this.orders.keys()) {
         if (this.orders.size < maxOrders) break;
         this.orders.delete(oldest);
