@@ -107,9 +107,14 @@ function randomPredicate(random: 0 | 1 | undefined): string | undefined {
   return random === 1 ? randomMacSql : `NOT ${randomMacSql}`;
 }
 
+/** The text columns a search looks in, besides devMac (search-index.ts reads the same ones). */
+export const searchColumns = ['devName', 'devLastIP', 'devVendor', 'devOwner'] as const;
+export type SearchColumn = (typeof searchColumns)[number];
+
 /** `@q` matches name, IP, vendor and owner; `@qmac` the MAC (the text with '-' read as ':'). */
-const searchPredicate = `(devName LIKE @q ESCAPE '\\' OR devMac LIKE @qmac ESCAPE '\\'
-  OR devLastIP LIKE @q ESCAPE '\\' OR devVendor LIKE @q ESCAPE '\\' OR devOwner LIKE @q ESCAPE '\\')`;
+const searchPredicate = `(devMac LIKE @qmac ESCAPE '\\' OR ${searchColumns
+  .map((column) => `${column} LIKE @q ESCAPE '\\'`)
+  .join(' OR ')})`;
 
 /**
  * The SQL texts of one list shape. The same shape (status, search or not, sort, order) always gives
@@ -149,8 +154,26 @@ export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** The text a search looks for in devMac: '-' read as ':' (a MAC written with dashes). */
+export function macSearchText(q: string): string {
+  return q.replace(/-/g, ':');
+}
+
 /** The bound parameters of a search (none without `q`). */
 export function searchParams(q: string | undefined): Record<string, string> {
   if (!q) return {};
-  return { q: containsPattern(q), qmac: containsPattern(q.replace(/-/g, ':')) };
+  return { q: containsPattern(q), qmac: containsPattern(macSearchText(q)) };
+}
+
+/** A list shape that is a search and nothing else, in MAC order (search-index.ts answers it). */
+export function isPlainSearch(query: DeviceListQuery): query is DeviceListQuery & { readonly q: string } {
+  return (
+    typeof query.q === 'string' &&
+    query.q !== '' &&
+    (query.status === undefined || query.status === 'all') &&
+    query.sleeping === undefined &&
+    query.flapping === undefined &&
+    query.random === undefined &&
+    (query.sort === undefined || query.sort === 'devMac')
+  );
 }

@@ -13,7 +13,7 @@ import type { Period } from '../time.js';
 import type { DeviceJson } from './catalogue.js';
 import type { EventJson, SessionJson } from './history.js';
 import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from './presence.js';
-import type { DeviceListQuery } from './list-query.js';
+import type { DeviceListQuery, SearchColumn } from './list-query.js';
 import type { DeviceCounter, DeviceGroup, DeviceStatus } from './status.js';
 
 /** Computed per-device counts for one period. */
@@ -75,6 +75,9 @@ export type DeviceView = DeviceJson &
  * A device as GET /devices lists it: stored fields, devStatus, devRandomMac and the presence flags,
  * no counts or children.
  */
+/** The columns a search looks in, of one device (search-index.ts). */
+export type SearchTexts = { readonly devMac: string } & Readonly<Record<SearchColumn, string | null>>;
+
 export type DeviceListItem = DeviceJson & PresenceFlags & { devStatus: DeviceStatus; devRandomMac: 0 | 1 };
 
 /** Which rows of a list to return (validated by the caller: offset >= 0, limit >= 1). */
@@ -230,6 +233,11 @@ export interface DeviceRepository {
   listOrder(query: DeviceListQuery): string[];
   /** The list items of these devices, in the same order; undefined for a MAC that is no device. */
   listItems(macs: readonly string[]): (DeviceListItem | undefined)[];
+  /**
+   * The searched columns (list-query.ts `searchColumns`) of these devices (a MAC that is no device
+   * is left out), or of every device when `macs` is undefined.
+   */
+  searchTexts(macs?: readonly string[]): SearchTexts[];
   /** How many devices each status counter holds: the counts below, never a scan per call. */
   totals(): DeviceTotals;
   /**

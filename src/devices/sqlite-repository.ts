@@ -58,6 +58,7 @@ import {
   type PageResult,
   type PresenceFlags,
   type PruneResult,
+  type SearchTexts,
   type TimedView,
 } from './repository.js';
 import {
@@ -71,6 +72,7 @@ import {
   macSql,
   nameSql,
   presenceSql,
+  searchTextsSql,
 } from './sqlite-sql.js';
 import { naturalKey, naturalKeyFunction, searchParams, type DeviceListQuery } from './list-query.js';
 import {
@@ -268,6 +270,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
   private readonly mergeTx: (to: string, from: string, now: Date) => MacsResult;
   private readonly splitTx: (mac: string, alias: string, now: Date) => MacsResult & { split: string };
   private readonly selectStmt: Statement<[string], DeviceRow>;
+  private readonly searchTextsStmt: Statement<[], SearchTexts>;
+  private readonly searchTextsOfStmt: Statement<[string], SearchTexts>;
   private readonly existsStmt: Statement<[string]>;
   private readonly insertStmt: Statement<[Record<string, DbValue>]>;
   private readonly updateStmt: Statement<[Record<string, DbValue>]>;
@@ -371,6 +375,8 @@ export class SqliteDeviceRepository implements DeviceRepository {
     this.moveSessionsStmt = db.prepare(macSql.moveSessions);
     this.moveChildrenStmt = db.prepare(macSql.moveChildren);
     this.selectStmt = db.prepare(deviceSql.select);
+    this.searchTextsStmt = db.prepare(searchTextsSql);
+    this.searchTextsOfStmt = db.prepare(deviceSql.searchTextsOf);
     this.existsStmt = db.prepare(deviceSql.exists).pluck();
     this.insertStmt = db.prepare(deviceSql.insert);
     this.updateStmt = db.prepare(deviceSql.update);
@@ -773,6 +779,13 @@ export class SqliteDeviceRepository implements DeviceRepository {
               devRandomMac: isRandomMac(mac) ? (1 as const) : (0 as const),
             };
       }),
+    );
+  }
+
+  searchTexts(macs?: readonly string[]): SearchTexts[] {
+    if (macs === undefined) return this.searchTextsStmt.all();
+    return this.readTx(() =>
+      macs.map((mac) => this.searchTextsOfStmt.get(mac)).filter((row) => row !== undefined),
     );
   }
 

@@ -8,7 +8,7 @@
  */
 import { editableFields, storedFields } from './catalogue.js';
 import { eventColumns, sessionColumns } from './history.js';
-import { deviceListSql, type DeviceListQuery } from './list-query.js';
+import { deviceListSql, searchColumns, type DeviceListQuery } from './list-query.js';
 import { toggleEventTypes } from './presence.js';
 import { presenceFlagColumns } from './status.js';
 
@@ -42,9 +42,14 @@ export function updateOneSql(name: string): string {
  * Every SQL text the repository runs, exported so that a test can check with EXPLAIN QUERY PLAN
  * that each per-device query is an index lookup.
  */
+/** The searched columns of every device: the search index's load (one pass, no per-row work). */
+export const searchTextsSql = `SELECT devMac, ${searchColumns.join(', ')} FROM Devices`;
+
 export const deviceSql = {
   select: `SELECT ${columnList}, ${presenceFlagColumns} FROM Devices WHERE devMac = ?`,
   exists: 'SELECT 1 FROM Devices WHERE devMac = ?',
+  // What the search index (search-index.ts) keeps of a device (`searchTextsSql`: of every one).
+  searchTextsOf: `SELECT devMac, ${searchColumns.join(', ')} FROM Devices WHERE devMac = ?`,
   insert: `INSERT INTO Devices (${columnList}) VALUES (${storedFields.map((f) => `@${f.name}`).join(', ')})`,
   // One statement for every partial update of several fields: `@set_<name>` is 1 for the fields
   // given. Preparing one statement per combination of fields would not be "once". It rewrites
