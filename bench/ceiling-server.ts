@@ -18,6 +18,7 @@ import { rowToJson, type DeviceRow } from '../src/devices/catalogue.js';
 import { deviceListStatements } from '../src/store/sqlite/device-sql.js';
 import { deviceGroups, deviceStatus, totalsArray, type DeviceGroup } from '../src/devices/status.js';
 import { deviceTotalsSql } from '../src/store/sqlite/status-sql.js';
+import { isRandomMac } from '../src/validation.js';
 import { ceilingPages } from './ceiling-pages.js';
 
 const db = new Database(join(process.env.DATA_DIR ?? '.', 'netkeep.db'), { readonly: true });
@@ -40,10 +41,15 @@ for (const row of db.prepare('SELECT * FROM Devices').all() as DeviceRow[]) {
 const noTotals = Object.fromEntries(deviceGroups.map((group) => [group, 0])) as Record<DeviceGroup, number>;
 /** Answers other than a device's, by path and query as the bench asks them. */
 const answers = new Map<string, Buffer>();
+// The list item netkeep answers: the row, devStatus, the presence flags (read by the list's own
+// statements) and devRandomMac.
 const listItem = (row: DeviceRow): string =>
   JSON.stringify({
     ...rowToJson(row),
     devStatus: deviceStatus(Number(row.devPresentLastScan), Number(row.devAlertDown)),
+    devSleeping: row.devSleeping === 1 ? 1 : 0,
+    devFlapping: row.devFlapping === 1 ? 1 : 0,
+    devRandomMac: isRandomMac(String(row.devMac)) ? 1 : 0,
   });
 answers.set(
   '/devices/totals',

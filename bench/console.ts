@@ -8,6 +8,8 @@
  *   - search: typing a search text; time from the last keystroke (so the 80 ms debounce counts) to
  *     the table showing only matching rows;
  *   - events page: navigation start to the first row of the event log.
+ * Then the bulk edit of 1,000 devices (`POST /devices/bulk`, one field for all, as the list's
+ * "Set for 1,000 devices" sends it): request to answer, over HTTP, alternating two values.
  * Prints median, p10 and p90 of each, and the first load's compressed size (as sent, measured by
  * the browser, and as built). Asserts nothing.
  */
@@ -103,6 +105,29 @@ async function timeSearch(page: Page, text: string): Promise<number> {
   return done;
 }
 
+const bulkDevices = 1000;
+const bulkRounds = 10;
+
+/** Times `POST /devices/bulk` setting devGroup on `bulkDevices` devices of the server at `url`. */
+export async function measureBulkEdit(url: string, token: string): Promise<number[]> {
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const list = (await (await fetch(`${url}/devices?limit=${bulkDevices}`, { headers })).json()) as {
+    devices: { devMac: string }[];
+  };
+  const macs = list.devices.map((d) => d.devMac);
+  if (macs.length !== bulkDevices) throw new Error(`expected ${bulkDevices} devices, got ${macs.length}`);
+  const times: number[] = [];
+  for (let round = 0; round < bulkRounds; round++) {
+    const body = JSON.stringify({ macs, set: { devGroup: `Bulk ${round % 2}` } });
+    const start = performance.now();
+    const res = await fetch(`${url}/devices/bulk`, { method: 'POST', headers, body });
+    const answer = (await res.json()) as { changed?: string[] };
+    times.push(performance.now() - start);
+    if (answer.changed?.length !== bulkDevices) throw new Error(`bulk edit answered ${res.status}`);
+  }
+  return times;
+}
+
 export async function run(): Promise<void> {
   const skip = chromiumSkipReason();
   if (skip) {
@@ -158,6 +183,7 @@ export async function run(): Promise<void> {
       events.push(await timeToFirst(eventsPage, 'main table tbody tr'));
       await eventsPage.context().close();
     }
+    const bulk = await measureBulkEdit(server.url, benchToken);
     const built = JSON.parse(readFileSync(join(root, 'dist', 'console', 'build.json'), 'utf8')) as {
       files: Record<string, { bytes: number; gzip: number; br: number }>;
     };
@@ -172,6 +198,7 @@ export async function run(): Promise<void> {
       `search to matching rows (from the last keystroke, 80 ms debounce included): ${summary(search)}`,
     );
     console.log(`first rows of the event log, cold cache: ${summary(events)}`);
+    console.log(`bulk edit of ${bulkDevices} devices (POST /devices/bulk, one field): ${summary(bulk)}`);
     console.log(
       `first load as sent (brotli): ${transferred} B; as built: ${sum('bytes')} B raw, ${sum('gzip')} B gzip, ${sum('br')} B brotli; script alone ${script?.br ?? 0} B brotli, ${script?.gzip ?? 0} B gzip`,
     );

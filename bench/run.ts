@@ -19,6 +19,7 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   soak: () => import('./soak.js'),
   names: () => import('./names.js'),
   watch: () => import('./watch.js'),
+  probes: () => import('./probes.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -6,6 +6,7 @@
  * its summary `{"devices","changed","failed","wallMs"}`. Only 127.0.0.0/8 is ever scanned.
  */
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { loadConfig } from '../src/config.js';
@@ -53,6 +54,15 @@ console.log(JSON.stringify({ ready: true, macs }));
 
 for await (const line of createInterface({ input: process.stdin })) {
   if (line.trim() !== 'go') continue;
-  console.log(JSON.stringify(await server.watch.ports.runNow()));
+  // How long this process's event loop was held during the watch: a GET's latency beyond it is
+  // waiting for a core (the nmap processes, the machine), not for this process's own work.
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  const summary = await server.watch.ports.runNow();
+  loop.disable();
+  const ms = (ns: number): number => Math.round(ns / 10_000) / 100;
+  console.log(
+    JSON.stringify({ ...summary, loopDelayP99Ms: ms(loop.percentile(99)), loopDelayMaxMs: ms(loop.max) }),
+  );
 }
 await server.close();

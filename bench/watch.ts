@@ -3,9 +3,9 @@
  * asserts nothing. The real server (bench/watch-server.ts, its own process) holds 200 present
  * devices with devWatchPorts on 127.0.1.1-200; a helper process listens on 8080 and 3306 of each.
  * One watch runs while this process sends GET /device/<mac> through a keep-alive client; printed:
- * the GET p50/p99 idle and during the watch (target p99 < 10 ms), the watch's wall time, and the
- * most nmap processes the server ran at once (its tool slots: TOOL_CONCURRENCY 4, so at most 3 for
- * background work). Loopback only.
+ * the GET p50/p99 idle and during the watch (target p99 < 10 ms), the watch's wall time, the
+ * most nmap processes the server ran at once (its tool slots: background work takes one, whatever
+ * TOOL_CONCURRENCY is), and how late the server's event loop ran during the watch. Loopback only.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -91,6 +91,8 @@ export async function run(): Promise<void> {
       devices: number;
       failed: number;
       wallMs: number;
+      loopDelayP99Ms: number;
+      loopDelayMaxMs: number;
     };
     const fmt = (s: number[], p: number): string => `${percentile(s, p).toFixed(2)} ms`;
     console.log(
@@ -102,6 +104,9 @@ export async function run(): Promise<void> {
     );
     console.log(
       `GET /device/<mac> watch: p50 ${fmt(during, 50)}  p99 ${fmt(during, 99)}  (${during.length} requests)`,
+    );
+    console.log(
+      `server event loop during the watch: delay p99 ${summary.loopDelayP99Ms} ms, max ${summary.loopDelayMaxMs} ms`,
     );
     client.close();
   } finally {

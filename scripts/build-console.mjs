@@ -16,7 +16,7 @@ const fromDist = (path) => import(pathToFileURL(join(root, 'dist', 'src', path))
 
 /** The server's own lists, as the virtual module `netkeep:catalogue` the console imports. */
 async function catalogueModule() {
-  const { storedFields } = await fromDist('devices/catalogue.js');
+  const { storedFields, bulkFieldNames } = await fromDist('devices/catalogue.js');
   const { eventTypes } = await fromDist('devices/history.js');
   const { sortColumns, deviceListStatuses } = await fromDist('devices/list-query.js');
   const { deviceGroups, totalsNames } = await fromDist('devices/status.js');
@@ -30,6 +30,7 @@ async function catalogueModule() {
   }));
   return [
     `export const fields = ${JSON.stringify(fields)};`,
+    `export const bulkFields = ${JSON.stringify(bulkFieldNames)};`,
     `export const eventTypes = ${JSON.stringify(eventTypes)};`,
     `export const sortColumns = ${JSON.stringify(sortColumns)};`,
     `export const listStatuses = ${JSON.stringify(deviceListStatuses)};`,

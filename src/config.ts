@@ -99,9 +99,16 @@ function optionalUrl(...schemes: string[]): Parser<string> {
   };
 }
 
-/** The scan event types that can be notified (every type the scanner writes); NOTIFY_EVENTS names a subset. */
-export const notifiableEventTypes = eventTypes;
-export type NotifiableEventType = EventType;
+/** Notifications about a probe, not about a device: never rows of Events. */
+export const probeNoticeTypes = ['Probe Offline', 'Probe Online'] as const;
+export type ProbeNoticeType = (typeof probeNoticeTypes)[number];
+
+/**
+ * The event types that can be notified (every type the scanner writes, and the probes' notices);
+ * NOTIFY_EVENTS names a subset.
+ */
+export const notifiableEventTypes = [...eventTypes, ...probeNoticeTypes] as const;
+export type NotifiableEventType = EventType | ProbeNoticeType;
 
 /** `all`, or a comma-separated list of event types (in any order; returned in the canonical order). */
 const eventTypeList: Parser<readonly NotifiableEventType[]> = (raw, name) => {
@@ -208,6 +215,15 @@ function spec<T>(
     ? { default: defaultValue, description, parse }
     : { default: defaultValue, description, parse, secrecy };
 }
+
+/** A site's name: what devSite holds and metrics label (printable, no control characters). */
+const siteName: Parser<string> = (raw, name) => {
+  if (!/^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/.test(raw))
+    throw new ConfigError(
+      `${name} must be 1-64 letters, digits, spaces, dots, dashes or underscores, got '${raw}'`,
+    );
+  return raw;
+};
 
 /** The single list of configuration variables. */
 export const variables = {
@@ -467,6 +483,27 @@ export const variables = {
     'Browser origins allowed to call the API (CORS), comma-separated, e.g. http://homer.lan:8080. Empty: CORS off.',
     origins,
   ),
+  SITE_NAME: spec(
+    'local',
+    "Site of this server's own scan cycles (devSite of the devices they see); a probe's site is set on the hub (POST /probes).",
+    siteName,
+  ),
+  PROBE_HUB_URL: spec(
+    '',
+    "Probe mode: the hub's base URL (http or https). With PROBE_TOKEN this server scans, names and uploads each cycle to the hub, and keeps no inventory. Empty: not a probe.",
+    optionalUrl('http:', 'https:'),
+  ),
+  PROBE_TOKEN: spec('', "Probe mode: the probe's token, as POST /probes on the hub gave it.", text, 'secret'),
+  PROBE_SPOOL_MAX: spec(
+    '10000',
+    "Probe mode: cycles kept on disk while the hub does not take them; past it the oldest are dropped (and counted in the next upload's droppedCycles).",
+    integer(1, 1_000_000),
+  ),
+  PROBE_OFFLINE_MINUTES: spec(
+    '15',
+    'Hub: minutes without a cycle after which a probe is offline (one Probe Offline notification; its devices keep their state).',
+    integer(1, 10_080),
+  ),
 } as const;
 
 type Variables = typeof variables;
@@ -527,6 +564,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     throw new ConfigError(
       `MAX_STREAMS must be below MAX_CONNECTIONS (${maxConnections}): streams holding every connection would leave none for /health or writes`,
     );
+  // Probe mode needs both; a token not of POST /probes's form would be refused by every hub.
+  if ((values.PROBE_HUB_URL === '') !== (values.PROBE_TOKEN === ''))
+    throw new ConfigError('PROBE_HUB_URL and PROBE_TOKEN go together: set both (probe mode) or neither');
+  if (values.PROBE_TOKEN !== '' && !/^[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}$/.test(values.PROBE_TOKEN as string))
+    throw new ConfigError(
+      "PROBE_TOKEN is not a probe token (the 'token' that POST /probes on the hub answered)",
+    );
   values.tokenFromFile = env.API_TOKEN === undefined && fileValues.API_TOKEN === undefined;
   values.given = given;
   return values as Config;
@@ -542,6 +586,7 @@ const settingGroups: readonly (readonly [group: string, prefixes: readonly strin
   ['Live updates', ['SSE_', 'STREAM_', 'MAX_STREAMS']],
   ['Notifications', ['NOTIFY_', 'MQTT_']],
   ['Security', ['API_TOKEN', 'TRUST_PROXY', 'CORS_']],
+  ['Probes and sites', ['PROBE_', 'SITE_NAME']],
 ];
 
 export const hidden = '••••';

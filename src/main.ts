@@ -1,12 +1,16 @@
 /** Entry point: configuration, server, listen, and graceful shutdown on SIGTERM/SIGINT. */
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { createServer } from './server.js';
+import { createProbeServer, createServer } from './server.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL);
-  const server = await createServer(config, logger);
+  // Probe mode: scan and upload to the hub, no inventory here (docs/probes.md).
+  const server =
+    config.PROBE_HUB_URL !== ''
+      ? await createProbeServer(config, logger)
+      : await createServer(config, logger);
   if (server.tokenFile) logger.info({ tokenFile: server.tokenFile }, `API token is in ${server.tokenFile}`);
 
   let stopping = false;

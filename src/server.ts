@@ -35,6 +35,10 @@ import { NameResolver, type ResolverOptions } from './names/resolver.js';
 import nameRoutes from './names/routes.js';
 import { Scanner, scanTool } from './scanner/scanner.js';
 import { openStore } from './store/index.js';
+import { Probe } from './probes/probe.js';
+import probeStatusRoutes from './probes/probe-routes.js';
+import { ProbeHub } from './probes/hub.js';
+import probeRoutes from './probes/routes.js';
 import { SecurityCycleWatch } from './watch/cycle.js';
 import { PortWatch } from './watch/ports.js';
 import { DhcpWatch } from './watch/dhcp.js';
@@ -54,6 +58,8 @@ export interface Server {
   readonly metrics: Metrics;
   /** The security watch's scheduled scans (tests and the bench run them now). */
   readonly watch: { readonly ports: PortWatch; readonly dhcp: DhcpWatch };
+  /** The probes' hub. */
+  readonly probes: ProbeHub;
   /** Stops accepting, lets requests in flight finish (bounded), stops children, closes the database. */
   close(): Promise<void>;
 }
@@ -64,6 +70,10 @@ const discoveryOutputLimit = 16 * 1024 * 1024;
 export interface ServerOptions {
   /** Test and bench seam: the ports the mDNS and NetBIOS name sources ask (stand-ins on loopback). */
   readonly testOnlyNamePorts?: ResolverOptions['testOnlyPorts'];
+  /** Test seam: how often the probes' offline watch looks, in ms (default 15 s). */
+  readonly testOnlyProbeCheckMs?: number;
+  /** Test seam: the probes hub's clock (the offline watch, the time checks of uploads). */
+  readonly testOnlyProbeClock?: () => Date;
 }
 
 export async function createServer(
@@ -75,7 +85,13 @@ export async function createServer(
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const { devices, presence } = store;
-  const metrics = new Metrics({ counts: () => devices.counts(), readouts: store.readouts, feed });
+  const probeStore = store.probes;
+  const metrics = new Metrics({
+    counts: () => devices.counts(),
+    readouts: store.readouts,
+    feed,
+    probes: () => probeStore.list(),
+  });
   const app = await buildApp({
     token,
     bodyLimit: config.BODY_LIMIT,
@@ -165,6 +181,7 @@ export async function createServer(
     arpScanInstalled: runner.isInstalled('arp-scan'),
     feed,
     notifications: alerts.outbox,
+    site: config.SITE_NAME,
     names: namer,
     watch: new SecurityCycleWatch({
       store: watchStore,
@@ -195,6 +212,21 @@ export async function createServer(
   });
   await app.register(watchRoutes, { store: watchStore, dhcp: dhcpWatch });
   await app.register(scanRoutes, { scanner, streams: { keepAliveMs: config.SSE_KEEPALIVE_MS } });
+  const probes = new ProbeHub({
+    store: probeStore,
+    devices,
+    presence,
+    config,
+    logger: logger.child({ component: 'probes' }),
+    feed,
+    notifications: alerts.outbox,
+    onCycle: (probe, outcome) => {
+      metrics.recordProbeCycle(probe.name, outcome);
+    },
+    testOnlyCheckMs: options.testOnlyProbeCheckMs,
+    now: options.testOnlyProbeClock,
+  });
+  await app.register(probeRoutes, { hub: probes });
 
   const hub = new LiveHub({
     feed,
@@ -210,6 +242,7 @@ export async function createServer(
   await app.register(metricsRoutes, { metrics });
   await app.register(mcpRoutes, { version: appVersion });
   scanner.start();
+  probes.start();
   portWatch.start();
   dhcpWatch.start();
   await alerts.start();
@@ -231,6 +264,7 @@ export async function createServer(
       // Commands still running after the grace period are stopped (whole process groups); their
       // requests then answer 503 and the server finishes closing.
       await scanner.stop();
+      await probes.stop();
       await portWatch.stop();
       await dhcpWatch.stop();
       await alerts.stop();
@@ -251,6 +285,76 @@ export async function createServer(
     alerts,
     metrics,
     watch: { ports: portWatch, dhcp: dhcpWatch },
+    probes,
     close,
   };
+}
+
+/** Probe mode's server (PROBE_HUB_URL + PROBE_TOKEN): see createProbeServer. */
+export interface ProbeServer {
+  readonly app: App;
+  readonly token: string;
+  readonly tokenFile: string | undefined;
+  readonly probe: Probe;
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root of probe mode (docs/probes.md): no database and no inventory; the tool
+ * runner for discovery, the name resolver, the probe (scan loop, spool, uploader), and an app that
+ * serves /health and GET /nettools/scan behind the usual token. Nothing else: a probe's devices are
+ * the hub's.
+ */
+export async function createProbeServer(
+  config: Config,
+  logger: Logger,
+  options: Pick<ServerOptions, 'testOnlyNamePorts'> = {},
+): Promise<ProbeServer> {
+  const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
+  const app = await buildApp({
+    token,
+    bodyLimit: config.BODY_LIMIT,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    maxConnections: config.MAX_CONNECTIONS,
+    logger,
+    corsOrigins: config.CORS_ORIGINS,
+    trustProxy: config.TRUST_PROXY,
+  });
+  const leftovers = cleanupOrphans();
+  if (leftovers.killed.length > 0 || leftovers.removed.length > 0)
+    logger.warn(leftovers, 'removed what a previous server left behind');
+  const runner = new ToolRunner({
+    toolPath: config.TOOL_PATH,
+    concurrency: config.TOOL_CONCURRENCY,
+    queue: config.TOOL_QUEUE,
+    outputLimit: config.TOOL_OUTPUT_LIMIT,
+    logger: logger.child({ component: 'nettools' }),
+  });
+  const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
+    runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
+  const probe = new Probe({
+    config,
+    logger: logger.child({ component: 'probe' }),
+    runTool,
+    arpScanInstalled: runner.isInstalled('arp-scan'),
+    checkInterface: (iface) => interfaceProblem(iface),
+    resolver: new NameResolver({ config, testOnlyPorts: options.testOnlyNamePorts }),
+  });
+  await app.register(probeStatusRoutes, { probe });
+  logger.info(
+    { event: 'probe-mode', hub: new URL(config.PROBE_HUB_URL).origin, subnets: config.SCAN_SUBNETS },
+    'probe mode: scanning and uploading to the hub; no inventory here',
+  );
+  probe.start();
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await probe.stop();
+      await app.close();
+      await runner.killAll();
+    })();
+    return closing;
+  };
+  return { app, token, tokenFile: file, probe, close };
 }

@@ -15,7 +15,7 @@ import type { ChangeFeed } from '../events.js';
 import type { DeviceTotals } from '../store/devices.js';
 import type { AlertOutboxStore } from '../store/outbox.js';
 import type { DeviceReadouts } from '../store/readouts.js';
-import type { EventType } from '../scanner/state-machine.js';
+import type { NotifiableEventType } from '../config.js';
 import { appriseChannel } from './channels/apprise.js';
 import { redactedUrl } from './channels/http.js';
 import { ntfyChannel } from './channels/ntfy.js';
@@ -102,7 +102,7 @@ export class Alerts {
     this.channels = channels;
     this.outbox = new Outbox(options.outboxStore, {
       channels: channels.map((c) => c.name),
-      enabledTypes: new Set<EventType>(config.NOTIFY_EVENTS),
+      enabledTypes: new Set<NotifiableEventType>(config.NOTIFY_EVENTS),
       onRecorded: () => {
         this.delivery.kick();
       },

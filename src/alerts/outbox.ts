@@ -8,7 +8,8 @@
  */
 import type { AlertDevice, AlertOutboxStore, NotificationBatch, NotifyRequest } from '../store/outbox.js';
 import { isRandomMac } from '../validation.js';
-import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
+import type { NotifiableEventType, ProbeNoticeType } from '../config.js';
+import type { PlannedEvent } from '../scanner/state-machine.js';
 import { dbTime, fromDbTime } from '../time.js';
 import {
   previewEvents,
@@ -31,7 +32,7 @@ export interface OutboxOptions {
   /** The configured channels: one row each per cycle. Empty: nothing is recorded. */
   readonly channels: readonly ChannelName[];
   /** NOTIFY_EVENTS. */
-  readonly enabledTypes: ReadonlySet<EventType>;
+  readonly enabledTypes: ReadonlySet<NotifiableEventType>;
   /** Called after `record` wrote rows (the delivery loop wakes up; harmless if rolled back). */
   readonly onRecorded?: () => void;
   /** Called per channel row recorded as skipped (metrics). */
@@ -62,6 +63,48 @@ export class Outbox {
    * What the store writes for a cycle's events, in the cycle's own transaction: the plan reads the
    * devices as the cycle leaves them. Undefined when nothing can be notified (no channel, no event).
    */
+  /**
+   * A probe's notice (`Probe Offline`, `Probe Online`) to every channel, unless NOTIFY_EVENTS leaves
+   * the type out; undefined then. Written in the transaction that changes the probe's status (or
+   * applies its cycle), so that the notice and the change commit together. It names no device:
+   * `mac` and `ip` are empty, `device.devName` is the probe's name and `device.devType` is `Probe`.
+   */
+  noticeRequest(
+    type: ProbeNoticeType,
+    probe: { readonly name: string; readonly site: string },
+    info: string,
+    now: Date,
+  ): NotifyRequest | undefined {
+    const { channels, enabledTypes } = this.options;
+    if (channels.length === 0 || !enabledTypes.has(type)) return undefined;
+    const item: NotificationEvent = {
+      type,
+      time: fromDbTime(dbTime(now)),
+      mac: '',
+      ip: '',
+      additionalInfo: info,
+      device: {
+        devName: probe.name,
+        devOwner: '',
+        devType: 'Probe',
+        devVendor: '',
+        devLastIP: '',
+        devStatus: type === 'Probe Offline' ? 'Off-line' : 'On-line',
+        devRandomMac: 0,
+      },
+    };
+    return {
+      macs: [],
+      createdAt: now,
+      plan: () => {
+        this.options.onRecorded?.();
+        return [
+          { status: 'pending', reason: null, events: [item], preview: [item], channels, dueMs: Date.now() },
+        ];
+      },
+    };
+  }
+
   request(events: readonly PlannedEvent[], now: Date): NotifyRequest | undefined {
     const { channels } = this.options;
     if (channels.length === 0 || events.length === 0) return undefined;

@@ -14,6 +14,7 @@
  *   Reconnected are recorded as skipped for that reason (`skip-flapping`); its one `Flapping`
  *   event, like New Device and Device Down otherwise, is never skipped by devSkipRepeated.
  */
+import type { NotifiableEventType } from '../config.js';
 import type { EventType } from '../scanner/state-machine.js';
 
 /** The device's alert settings, as stored. */
@@ -30,7 +31,7 @@ export interface AlertSettings {
 
 export interface RuleOptions {
   /** NOTIFY_EVENTS. */
-  readonly enabledTypes: ReadonlySet<EventType>;
+  readonly enabledTypes: ReadonlySet<NotifiableEventType>;
   readonly now: Date;
 }
 

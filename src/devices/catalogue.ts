@@ -199,6 +199,33 @@ export const computedFields = {
 export const fieldsByName: ReadonlyMap<string, StoredField> = new Map(storedFields.map((f) => [f.name, f]));
 export const editableFields: readonly StoredField[] = storedFields.filter((f) => f.editable);
 /**
+ * The editable fields a bulk edit (`POST /devices/bulk`) may set on many devices at once: those
+ * that describe where a device belongs and how it is watched. Names, addresses, times, comments and
+ * custom properties are one device's own and are edited one device at a time.
+ */
+export const bulkFieldNames: readonly string[] = [
+  'devOwner',
+  'devType',
+  'devGroup',
+  'devLocation',
+  'devSite',
+  'devIcon',
+  'devFavorite',
+  'devIsNew',
+  'devIsArchived',
+  'devAlertEvents',
+  'devAlertDown',
+  'devSkipRepeated',
+  'devScan',
+  'devLogEvents',
+  'devCanSleep',
+  'devWatchPorts',
+  'devParentMAC',
+  'devParentPort',
+  'devParentRelType',
+];
+
+/**
  * Names a client may send back from a GET; they are accepted and ignored on writes: the computed
  * fields and the stored fields only the server sets (devGUID, the scanner's devPrimaryIPv6).
  */
@@ -322,6 +349,18 @@ export const DeviceListItemSchema = Type.Object(
     ),
   },
   { $id: 'DeviceListItem', additionalProperties: false },
+);
+
+/** The `changes` of a bulk edit: any of `bulkFieldNames`, with the single edit's input rules. */
+export const BulkChangesSchema = Type.Object(
+  Object.fromEntries(
+    bulkFieldNames.map((name) => {
+      const f = fieldsByName.get(name);
+      if (f?.editable !== true) throw new Error(`bulk field ${name} is not an editable field`);
+      return [name, Type.Optional(inputSchema(f))];
+    }),
+  ),
+  { additionalProperties: false, minProperties: 1 },
 );
 
 /**

@@ -50,3 +50,40 @@ export interface DeviceListQuery {
   /** 1: only devices whose devMac is random (devRandomMac); 0: only the others. */
   readonly random?: 0 | 1;
 }
+
+/**
+ * The name sort's rule, one for every list: natural order ("host2" before "host10", "Printer 164"
+ * before "Printer 1069"), case ignored. The SQL calls it as `naturalKeyFunction(devName)` (the
+ * store registers `naturalKey` under that name): each run of digits is led by its length, so
+ * comparing keys as text compares the numbers.
+ */
+export const naturalKeyFunction = 'netkeep_natural_key';
+
+export function naturalKey(name: string): string {
+  return name.toLowerCase().replace(/\d+/g, (run) => {
+    const digits = run.replace(/^0+(?=\d)/, '');
+    return String(digits.length).padStart(5, '0') + digits;
+  });
+}
+
+/** The text columns a search looks in, besides devMac (search-index.ts reads the same ones). */
+export const searchColumns = ['devName', 'devLastIP', 'devVendor', 'devOwner'] as const;
+export type SearchColumn = (typeof searchColumns)[number];
+
+/** The text a search looks for in devMac: '-' read as ':' (a MAC written with dashes). */
+export function macSearchText(q: string): string {
+  return q.replace(/-/g, ':');
+}
+
+/** A list shape that is a search and nothing else, in MAC order (search-index.ts answers it). */
+export function isPlainSearch(query: DeviceListQuery): query is DeviceListQuery & { readonly q: string } {
+  return (
+    typeof query.q === 'string' &&
+    query.q !== '' &&
+    (query.status === undefined || query.status === 'all') &&
+    query.sleeping === undefined &&
+    query.flapping === undefined &&
+    query.random === undefined &&
+    (query.sort === undefined || query.sort === 'devMac')
+  );
+}

@@ -58,6 +58,16 @@ export interface KnownDevice {
   readonly flapping: boolean;
   /** Events of `toggleEventTypes` within the flap window before this cycle (0 when not counted). */
   readonly recentToggles: number;
+  /** devSite: where it was seen last; '' for the hub's own site or none (absent: not loaded). */
+  readonly site?: string;
+}
+
+/** Where a cycle saw a device: devSite and devSyncHubNode, written with the cycle. */
+export interface SiteMark {
+  readonly mac: string;
+  readonly site: string;
+  /** The probe's name; '' for the hub's own cycles. */
+  readonly node: string;
 }
 
 export interface PlannedEvent {
@@ -147,4 +157,6 @@ export interface PresenceChanges {
   readonly links?: readonly MacLink[];
   /** Aliases seen this cycle. */
   readonly aliasesSeen?: readonly AliasSighting[];
+  /** The site and node of the devices seen (probe cycles and a hub's own); new devices carry theirs. */
+  readonly sites?: readonly SiteMark[];
 }

@@ -16,7 +16,13 @@ import {
   SuccessSchema,
 } from '../http/schemas.js';
 import { macPattern } from '../validation.js';
-import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema } from './catalogue.js';
+import {
+  BulkChangesSchema,
+  defaultDeviceJson,
+  DeviceChildSchema,
+  DeviceSchema,
+  DeviceWriteSchema,
+} from './catalogue.js';
 import { columnWrite, deviceWrite } from './input.js';
 import { deviceMac, MacParams, notFound, parsePeriod, pathMac, PeriodQuery, requireMac } from './params.js';
 import { DeviceJsonCache } from './view-cache.js';
@@ -76,6 +82,50 @@ const MacsAnswer = Type.Object(
     success: Type.Literal(true),
     devMac: Type.String({ description: 'The device the MACs belong to.' }),
     devMacs: Type.Array(Type.String(), { description: 'Every MAC of the device, its own first.' }),
+  },
+  { additionalProperties: false },
+);
+
+/** Most devices one bulk edit names: the console's "select all" of a filtered list. */
+export const maxBulkDevices = 10_000;
+/**
+ * The bulk edit's own body limit, above BODY_LIMIT (64 KiB by default, which holds ~3,000 MACs):
+ * room for `maxBulkDevices` MACs at their longest accepted spelling, and the fields.
+ */
+const bulkBodyLimit = maxBulkDevices * 70 + 64 * 1024;
+
+const BulkBody = Type.Object(
+  {
+    macs: Type.Array(macField('A device (its own MAC or an alias).'), {
+      minItems: 1,
+      maxItems: maxBulkDevices,
+      description: `The devices to change (at most ${maxBulkDevices}).`,
+    }),
+    set: Type.Optional({
+      ...BulkChangesSchema,
+      description:
+        'Field values to set on every device (the fields that make sense for many devices at once; the same rules as POST /device/<mac>).',
+    }),
+    delete: Type.Optional(Type.Literal(true, { description: 'true: delete every device instead.' })),
+  },
+  { additionalProperties: false },
+);
+
+const BulkAnswer = Type.Object(
+  {
+    success: Type.Literal(true),
+    changed: Type.Array(Type.String(), { description: 'The devices changed (their devMac).' }),
+    failed: Type.Array(
+      Type.Object(
+        {
+          mac: Type.String(),
+          code: Type.String({ description: 'DEVICE_NOT_FOUND (deleted meanwhile) or PARENT_CYCLE.' }),
+          message: Type.String(),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The devices left as they were, and why.' },
+    ),
   },
   { additionalProperties: false },
 );
@@ -176,6 +226,33 @@ export default async function deviceRoutes(
         changed(mac, 'updated');
       }
       return { success: true as const };
+    },
+  );
+
+  app.post(
+    '/devices/bulk',
+    {
+      bodyLimit: bulkBodyLimit,
+      schema: {
+        tags,
+        summary:
+          'Set the same fields on many devices, or delete them, in one transaction; devices that are gone are reported in `failed` and the rest change.',
+        body: BulkBody,
+        response: { 200: BulkAnswer, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const { macs, set, delete: remove } = request.body;
+      if ((set === undefined) === (remove === undefined))
+        throw new DomainError('invalid', 'Give either `set` (the fields to change) or `delete: true`.', {
+          code: 'BULK_EDIT_SHAPE',
+        });
+      const devices = macs.map((m, i) => requireMac(m, `macs[${String(i)}]`));
+      const edit = set === undefined ? ({ delete: true } as const) : { set: deviceWrite(set, '').changes };
+      const result = await repository.bulkEdit(devices, edit);
+      if (remove === true) for (const mac of result.changed) changed(mac, 'deleted');
+      else if (result.changed.length > 0) feed?.publish('devices', { created: [], updated: result.changed });
+      return { success: true as const, ...result };
     },
   );
 

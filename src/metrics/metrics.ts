@@ -23,6 +23,10 @@ export interface MetricsOptions {
   /** The per-device series' rows (the store's readouts). */
   readonly readouts: Pick<DeviceReadouts, 'statusRows'>;
   readonly feed: ChangeFeed;
+  /** The probes, read at scrape time for netkeep_probe_up. */
+  readonly probes?: () => Promise<
+    ReadonlyArray<{ readonly name: string; readonly site: string; readonly status: string }>
+  >;
 }
 
 /** Each NetAlertX total: its metric name, help text and the device counter it shows. */
@@ -62,6 +66,9 @@ export class Metrics {
   private readonly scanErrors: client.Counter;
   private readonly toolRuns: client.Counter<'tool' | 'outcome'>;
   private readonly notifications: client.Counter<'channel' | 'status'>;
+  private readonly probeUp: client.Gauge<'probe' | 'site'>;
+  private readonly probeCycles: client.Counter<'probe' | 'outcome'>;
+  private readonly probes: MetricsOptions['probes'];
   private readonly counts: () => Promise<DeviceCounts>;
   private readonly selectDevices: () => Promise<DeviceStatusRow[]>;
   private readonly unsubscribe: () => void;
@@ -117,6 +124,20 @@ export class Metrics {
       registers,
     });
 
+    this.probeUp = new client.Gauge({
+      name: 'netkeep_probe_up',
+      help: 'One series per probe: 1 while it reports (online), 0 when offline or before its first cycle.',
+      labelNames: ['probe', 'site'],
+      registers,
+    });
+    this.probeCycles = new client.Counter({
+      name: 'netkeep_probe_cycles_total',
+      help: "Probes' uploaded cycles by outcome (applied, repeated, failed at the probe, refused).",
+      labelNames: ['probe', 'outcome'],
+      registers,
+    });
+    this.probes = options.probes;
+
     const { readouts, feed } = options;
     this.counts = options.counts;
     // NetAlertX's status order: New first, then On-line, Down, Archived, Off-line.
@@ -139,8 +160,20 @@ export class Metrics {
     this.notifications.inc({ channel, status });
   }
 
+  /** One uploaded cycle's outcome (the probe hub's onCycle). */
+  recordProbeCycle(probe: string, outcome: string): void {
+    this.probeCycles.inc({ probe, outcome });
+  }
+
   /** The Prometheus text, with the device gauges read from the database now. */
   async scrape(): Promise<string> {
+    if (this.probes !== undefined) {
+      // Reset first: a deleted probe's series goes.
+      const probes = await this.probes();
+      this.probeUp.reset();
+      for (const p of probes)
+        this.probeUp.set({ probe: p.name, site: p.site }, p.status === 'online' ? 1 : 0);
+    }
     const counts = await this.counts();
     for (const status of deviceStatuses) this.devices.set({ status }, counts[status]);
     for (const [gauge, counter] of this.netalertx) gauge.set(counts[counter]);

@@ -31,7 +31,7 @@ import {
   statSync,
   unlinkSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
@@ -102,9 +102,10 @@ export interface RunOptions {
    */
   readonly onLine?: (line: string) => void;
   /**
-   * A scheduled background scan (the security watch's): it starts only while a slot stays free
-   * for requests (below TOOL_CONCURRENCY - 1 running, at least one), waits in its own unbounded
-   * line behind every request, and is never refused as saturated.
+   * A scheduled background scan (the security watch's): one at a time (`backgroundSlots`), and
+   * only while a slot stays free for requests (below TOOL_CONCURRENCY - 1 running, at least one);
+   * it waits in its own unbounded line behind every request, is never refused as saturated, and
+   * runs at the lowest CPU priority (`backgroundNice`).
    */
   readonly background?: boolean;
 }
@@ -117,6 +118,21 @@ export interface RunResult {
   readonly exitCode: number;
   readonly durationMs: number;
 }
+
+/**
+ * Background runs at once, whatever TOOL_CONCURRENCY is. Three nmap processes of a port watch at
+ * full speed beside the API on 2 cores made GET p99 15-30 ms; one made it 1-5 ms, for a watch of
+ * 200 devices taking a few seconds instead of one (docs/benchmarks.md, watch).
+ */
+export const backgroundSlots = 1;
+
+/**
+ * The nice value of background commands (the lowest priority): the server and the commands
+ * people asked for get the CPU first. Set right after the spawn (Node has no spawn option for it
+ * and a `nice` wrapper would mean one more exec); an unprivileged server may raise its children's
+ * nice value, so this never fails for lack of rights.
+ */
+export const backgroundNice = 19;
 
 /** Bytes of stderr kept (and returned as `details`): the tail is what explains a failure. */
 const stderrKeep = 2048;
@@ -150,6 +166,8 @@ export class ToolRunner {
   private readonly waiting: Waiter[] = [];
   private readonly backgroundWaiting: Waiter[] = [];
   private active = 0;
+  /** Of `active`, the background runs. */
+  private backgroundActive = 0;
   private shuttingDown = false;
   private readonly killGraceMs: number;
   private readonly retryAfterSeconds: number;
@@ -200,19 +218,20 @@ export class ToolRunner {
     const binary = this.binary(options.tool);
     if (this.shuttingDown) throw shutdownError();
     options.signal?.throwIfAborted();
-    if (options.background === true) await this.acquireBackground(options.signal);
+    const background = options.background === true;
+    if (background) await this.acquireBackground(options.signal);
     else await this.acquire(options.tool, options.signal);
     // A waiter may get its slot just as killAll() starts: it must not spawn what nobody will stop.
     // (TypeScript keeps the narrowing from the check above across the await; the flag may have moved.)
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
     if (this.shuttingDown) {
-      this.release();
+      this.release(background);
       throw shutdownError();
     }
     try {
       return await this.execute(binary, options);
     } finally {
-      this.release();
+      this.release(background);
     }
   }
 
@@ -254,18 +273,18 @@ export class ToolRunner {
     await this.wait(this.waiting, signal);
   }
 
-  /** Slots background runs may hold together: one is always left for requests (when there are two). */
-  private get backgroundLimit(): number {
-    return Math.max(1, this.options.concurrency - 1);
+  /**
+   * True when a background run may take a slot now: fewer than `backgroundSlots` run, and one slot
+   * stays free for requests (when there are two).
+   */
+  private get backgroundMayStart(): boolean {
+    return this.backgroundActive < backgroundSlots && this.active < Math.max(1, this.options.concurrency - 1);
   }
 
   private async acquireBackground(signal: AbortSignal | undefined): Promise<void> {
-    if (
-      this.active < this.backgroundLimit &&
-      this.waiting.length === 0 &&
-      this.backgroundWaiting.length === 0
-    ) {
+    if (this.backgroundMayStart && this.waiting.length === 0 && this.backgroundWaiting.length === 0) {
       this.active++;
+      this.backgroundActive++;
       return;
     }
     await this.wait(this.backgroundWaiting, signal);
@@ -294,19 +313,21 @@ export class ToolRunner {
     });
   }
 
-  private release(): void {
+  private release(background: boolean): void {
+    if (background) this.backgroundActive--;
     const next = this.waiting.shift();
-    // The slot passes straight to the next waiter, so `active` stays the same.
+    // The slot passes straight to the next waiting request, so `active` stays the same.
     if (next) {
       next.resolve();
       return;
     }
     this.active--;
-    while (this.active < this.backgroundLimit) {
-      const background = this.backgroundWaiting.shift();
-      if (!background) break;
+    while (this.backgroundMayStart) {
+      const waiter = this.backgroundWaiting.shift();
+      if (!waiter) break;
       this.active++;
-      background.resolve();
+      this.backgroundActive++;
+      waiter.resolve();
     }
   }
 
@@ -340,6 +361,7 @@ export class ToolRunner {
       if (reportFile !== undefined) closeSync(reportFile);
       throw err;
     }
+    if (options.background === true && child.pid !== undefined) lowerPriority(child.pid);
     this.running.add(child);
     // spawn() returns once the command runs (libuv waits for its exec): register it right away.
     const pid = child.pid;
@@ -617,4 +639,13 @@ export function disconnectSignal(response: NodeJS.EventEmitter & { writableEnded
     if (!response.writableEnded) controller.abort(abortedError());
   });
   return controller.signal;
+}
+
+/** Gives a background command the lowest CPU priority; a command that already exited is no error. */
+function lowerPriority(pid: number): void {
+  try {
+    setPriority(pid, backgroundNice);
+  } catch {
+    // ESRCH: it is gone already, and its exit is handled as any other.
+  }
 }

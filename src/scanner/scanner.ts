@@ -28,6 +28,7 @@ import type { PreparedNames, SeenDevice } from '../names/namer.js';
 import { linkInfo, MacStep, mapAliases, type DhcpIdentity } from './macs.js';
 import { planCycle, type PlannedEvent, type ScanPlan } from './state-machine.js';
 import { isRandomMac } from '../validation.js';
+import { scopeToSite, siteMarks } from '../probes/sites.js';
 import { parseScanSubnets, subnetScope, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
 
@@ -85,6 +86,11 @@ export interface ScannerOptions {
   readonly names?: {
     prepare(seen: ReadonlyMap<string, SeenDevice>, now: Date, signal?: AbortSignal): Promise<PreparedNames>;
   };
+  /**
+   * SITE_NAME: the cycle marks the devices it sees with this site and judges only
+   * those of its own site (or of none). Undefined: sites are not looked at.
+   */
+  readonly site?: string;
   /** The security watch's step of each cycle (src/watch/cycle.ts); none: no watch. */
   readonly watch?: CycleWatch;
   /**
@@ -334,8 +340,10 @@ export class Scanner {
         );
         // Aliases and links first: the state machine sees devices, whichever MAC they used.
         const macs = await this.macs.run(observations, new Set(known.keys()), leases, now);
+        const { site } = this.options;
+        const seen = new Set(macs.observations.keys());
         const planned = planCycle({
-          known,
+          known: site === undefined ? known : scopeToSite(known, seen, new Set(['', site])),
           observations: macs.observations,
           missesBeforeAbsent: config.SCAN_MISSES_BEFORE_ABSENT,
           inScope: cycleScope(subnetScope(this.subnets), ipv6Prefixes),
@@ -346,7 +354,12 @@ export class Scanner {
         });
         const linked = withLinks(naming ? await naming.apply(planned) : planned, macs, known, now);
         const watched = await this.options.watch?.plan(results, now);
-        const plan = watched ? { ...linked, events: [...linked.events, ...watched.events] } : linked;
+        const events = watched ? [...linked.events, ...watched.events] : linked.events;
+        const plan = {
+          ...linked,
+          events,
+          ...(site !== undefined && { sites: siteMarks(seen, known, site, '') }),
+        };
         const notifications = this.options.notifications;
         const notified = config.NOTIFY_RANDOM_MAC
           ? plan.events
@@ -401,39 +414,69 @@ export class Scanner {
     return summary;
   }
 
-  private async discover(
+  private discover(
     subnet: ScanSubnet,
     signal: AbortSignal,
     ipv6Prefixes: Set<string>,
   ): Promise<SubnetResult> {
-    // A dead link makes the tools report "no hosts" with exit code 0: that is no result.
-    const problem = this.options.checkInterface?.(subnet.iface);
-    if (problem !== undefined)
-      throw new DiscoveryError(subnet.label, this.tool, `cannot scan ${subnet.label}: ${problem}`);
-    const sightings = await discoverSubnet(subnet, {
+    return discoverScanSubnet(subnet, signal, ipv6Prefixes, {
       runTool: this.options.runTool,
       tool: this.tool,
-      timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
-      signal,
+      config: this.options.config,
+      checkInterface: this.options.checkInterface,
+      logger: this.options.logger,
     });
-    if (!this.options.config.SCAN_IPV6) return { tool: this.tool, sightings };
-    const ipv6 = await discoverIpv6(subnet.iface, {
-      runTool: this.options.runTool,
-      timeoutMs: this.options.config.SCAN_TIMEOUT_MS,
-      signal,
-    });
-    if (!ipv6.read) {
-      this.options.logger.info(
-        { event: 'scan-ipv6-skipped', interface: subnet.iface },
-        `no IPv6 neighbours read on ${subnet.iface} (no IPv6 there, or ping/ip missing); IPv4 only`,
-      );
-      return { tool: this.tool, sightings };
-    }
-    // Link-local addresses are in scope wherever a table was read (fe80::/64 is on every link).
-    ipv6Prefixes.add(prefix64('fe80::'));
-    for (const prefix of ipv6.prefixes) ipv6Prefixes.add(prefix);
-    return { tool: this.tool, sightings, neighbours: ipv6.neighbours };
   }
+}
+
+/** What one subnet's discovery needs (the scanner's, and a probe's: src/probes/probe.ts). */
+export interface SubnetDiscovery {
+  readonly runTool: RunTool;
+  readonly tool: ScanToolName;
+  readonly config: Pick<ScannerConfig, 'SCAN_TIMEOUT_MS' | 'SCAN_IPV6'>;
+  readonly checkInterface?: (iface: string) => string | undefined;
+  readonly logger: Pick<Logger, 'info'>;
+}
+
+/**
+ * Discovers one subnet: the scan tool, then (SCAN_IPV6) the interface's IPv6 neighbours, whose /64
+ * prefixes are added to `ipv6Prefixes` (the IPv6 half of the cycle's scope). Throws
+ * DiscoveryError when the interface cannot be scanned or the tool fails.
+ */
+export async function discoverScanSubnet(
+  subnet: ScanSubnet,
+  signal: AbortSignal,
+  ipv6Prefixes: Set<string>,
+  options: SubnetDiscovery,
+): Promise<SubnetResult> {
+  const { tool, config, logger } = options;
+  // A dead link makes the tools report "no hosts" with exit code 0: that is no result.
+  const problem = options.checkInterface?.(subnet.iface);
+  if (problem !== undefined)
+    throw new DiscoveryError(subnet.label, tool, `cannot scan ${subnet.label}: ${problem}`);
+  const sightings = await discoverSubnet(subnet, {
+    runTool: options.runTool,
+    tool,
+    timeoutMs: config.SCAN_TIMEOUT_MS,
+    signal,
+  });
+  if (!config.SCAN_IPV6) return { tool, sightings };
+  const ipv6 = await discoverIpv6(subnet.iface, {
+    runTool: options.runTool,
+    timeoutMs: config.SCAN_TIMEOUT_MS,
+    signal,
+  });
+  if (!ipv6.read) {
+    logger.info(
+      { event: 'scan-ipv6-skipped', interface: subnet.iface },
+      `no IPv6 neighbours read on ${subnet.iface} (no IPv6 there, or ping/ip missing); IPv4 only`,
+    );
+    return { tool, sightings };
+  }
+  // Link-local addresses are in scope wherever a table was read (fe80::/64 is on every link).
+  ipv6Prefixes.add(prefix64('fe80::'));
+  for (const prefix of ipv6.prefixes) ipv6Prefixes.add(prefix);
+  return { tool, sightings, neighbours: ipv6.neighbours };
 }
 
 /** IPv4 addresses by the cycle's subnets, IPv6 addresses by the prefixes of the tables it read. */

@@ -12,7 +12,7 @@ import type { Period } from '../time.js';
 import type { DeviceJson } from '../devices/catalogue.js';
 import type { EventJson, SessionJson } from '../devices/history.js';
 import type { NameUpdate, StoredDeviceName } from '../devices/presence.js';
-import type { DeviceListQuery } from '../devices/list-query.js';
+import type { DeviceListQuery, SearchColumn } from '../devices/list-query.js';
 import type { DeviceCounter, DeviceGroup, DeviceStatus } from '../devices/status.js';
 
 /** Computed per-device counts for one period. */
@@ -74,6 +74,9 @@ export type DeviceView = DeviceJson &
  * A device as GET /devices lists it: stored fields, devStatus, devRandomMac and the presence flags,
  * no counts or children.
  */
+/** The columns a search looks in, of one device (search-index.ts). */
+export type SearchTexts = { readonly devMac: string } & Readonly<Record<SearchColumn, string | null>>;
+
 export type DeviceListItem = DeviceJson & PresenceFlags & { devStatus: DeviceStatus; devRandomMac: 0 | 1 };
 
 /** Which rows of a list to return (validated by the caller: offset >= 0, limit >= 1). */
@@ -123,6 +126,22 @@ export interface ChangeReader {
 export interface MacsResult {
   readonly devMac: string;
   readonly devMacs: string[];
+}
+
+/** One edit for many devices: these field values, or deletion. */
+export type BulkEdit = { readonly set: DeviceChanges } | { readonly delete: true };
+
+/** A device a bulk edit could not change, and why (a DomainError code and its sentence). */
+export interface BulkFailure {
+  readonly mac: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** What a bulk edit did: the devices it changed (their devMac) and those it could not. */
+export interface BulkResult {
+  readonly changed: string[];
+  readonly failed: BulkFailure[];
 }
 
 /**
@@ -178,6 +197,12 @@ export interface DeviceStore {
    * observed for that MAC. False (and nothing changed) when `from` does not exist.
    */
   copy(from: string, to: string): Promise<boolean>;
+  /**
+   * Applies one edit to each device (found by its own MAC or an alias), in one durable write: the
+   * devices that exist change, one that is gone (deleted meanwhile) or would break a rule
+   * (PARENT_CYCLE) is reported in `failed` and left as it was.
+   */
+  bulkEdit(macs: readonly string[], edit: BulkEdit): Promise<BulkResult>;
   listChildren(mac: string): Promise<DeviceChild[]>;
   stats(mac: string, period: Period, now: Date): Promise<DeviceStats>;
   /**
@@ -192,6 +217,11 @@ export interface DeviceStore {
   listOrder(query: DeviceListQuery): Promise<string[]>;
   /** The list items of these devices, in the same order; undefined for a MAC that is no device. */
   listItems(macs: readonly string[]): Promise<(DeviceListItem | undefined)[]>;
+  /**
+   * The searched columns (list-query.ts `searchColumns`) of these devices (a MAC that is no device
+   * is left out), or of every device when `macs` is undefined.
+   */
+  searchTexts(macs?: readonly string[]): Promise<SearchTexts[]>;
   /** How many devices each status counter holds: the counts below, never a scan per call. */
   totals(): Promise<DeviceTotals>;
   /**

@@ -1,6 +1,7 @@
 /**
  * The one gate to the tables: every read and write of Devices, Events, Sessions, the
- * history counts, DeviceMacs, DevicePorts, WatchMemory, ScanState and the alert outbox goes through
+ * history counts, DeviceMacs, DevicePorts, WatchMemory, ScanState, the alert outbox and the probes'
+ * tables goes through
  * a `Store`, split into narrow parts that each feature receives alone. No feature holds a database
  * handle or writes SQL (test/architecture.test.ts checks it). The interfaces are storage-neutral
  * (Date values, JSON shapes); `sqlite/` implements them on the embedded database.
@@ -16,6 +17,7 @@ import type { AlertOutboxStore } from './outbox.js';
 import type { PresenceStore } from './presence.js';
 import type { DeviceReadouts } from './readouts.js';
 import type { WatchStore } from './watch.js';
+import type { ProbeStore } from './probes.js';
 import { sqliteStore } from './sqlite/store.js';
 
 export interface Store {
@@ -29,6 +31,8 @@ export interface Store {
   readonly outbox: AlertOutboxStore;
   readonly readouts: DeviceReadouts;
   readonly backup: BackupStore;
+  /** The probes' registry and their cycles' bookkeeping. */
+  readonly probes: ProbeStore;
   /** Whether the store can answer (GET /health). */
   isOpen(): boolean;
   /** Closes the store; call once every feature has stopped. */

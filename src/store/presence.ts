@@ -7,6 +7,7 @@ import type { KnownDevice, PresenceChanges } from '../devices/presence.js';
 import type { PruneResult } from './devices.js';
 import type { NotifyRequest } from './outbox.js';
 import type { MemoryWrite } from './watch.js';
+import type { AppliedCycle } from './probes.js';
 
 /**
  * What commits with a cycle besides its presence changes, as data (a PostgreSQL store runs it in
@@ -17,6 +18,10 @@ export interface PresenceExtras {
   readonly memory?: readonly MemoryWrite[];
   /** The notifications of the cycle's events, planned from the devices as the cycle leaves them. */
   readonly notify?: NotifyRequest;
+  /** The probe cycle this cycle applies (its cycleId and the probe's row), for the probes' store. */
+  readonly probeCycle?: AppliedCycle;
+  /** Notifications of their own (a probe's notice), written like `notify`. */
+  readonly notices?: readonly NotifyRequest[];
   /** Test seam: called inside the transaction, after every write and before COMMIT (crash tests). */
   readonly testOnlyBeforeCommit?: () => void;
 }
@@ -27,6 +32,15 @@ export interface PresenceStore {
    * count towards flapping since then (recentToggles; 0 without it).
    */
   loadPresence(toggleSince?: Date | null): Promise<Map<string, KnownDevice>>;
+  /**
+   * `loadPresence` of the devices last seen at `site` (devSite) and of the given MACs only: what a
+   * probe's cycle may judge, read without the other sites' devices. `site` null: the MACs only.
+   */
+  loadSitePresence(
+    site: string | null,
+    macs: readonly string[],
+    toggleSince?: Date | null,
+  ): Promise<Map<string, KnownDevice>>;
   /**
    * Applies one scan cycle in one transaction: all of it or, on any error, none of it. New devices
    * are created like `create` creates them; the history rows are added; `extras` commit with it.

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { decide, type AlertSettings, type Decision } from '../../src/alerts/rules.js';
-import { notifiableEventTypes } from '../../src/config.js';
+import { eventTypes as notifiableEventTypes } from '../../src/devices/history.js';
 import type { EventType } from '../../src/scanner/state-machine.js';
 
 const now = new Date('2025-03-01T12:00:00Z');

@@ -108,8 +108,9 @@ describe('web console in Chromium', { skip }, () => {
     assert.equal(await page.locator('th', { hasText: 'Name' }).getAttribute('aria-sort'), 'ascending');
     await page.getByRole('button', { name: /^Name/ }).click();
     await page.waitForFunction(() => new URL(location.href).searchParams.get('order') === 'desc');
+    // Natural order: "device 29" is the last name, not "device 9".
     await page.waitForFunction(
-      () => document.querySelector('table.devices tbody tr a')?.textContent === 'device 9',
+      () => document.querySelector('table.devices tbody tr a')?.textContent === 'device 29',
     );
   });
 
@@ -212,15 +213,20 @@ describe('web console in Chromium', { skip }, () => {
 
   test('nmap of 127.0.0.1 from the device page shows its output while running and at the end', async () => {
     await page.goto(`${server.url}/ui/devices/${target}`);
-    assert.equal(await page.getByLabel('Port scan target').inputValue(), '127.0.0.1');
+    // Not pre-filled: the device's address is the placeholder until the click on "Scan ports".
+    assert.equal(await page.getByLabel('Port scan target').inputValue(), '');
+    assert.equal(await page.getByLabel('Port scan target').getAttribute('placeholder'), '127.0.0.1');
     await page.getByLabel('Mode').selectOption('fast');
     const answered = page.waitForResponse((r) => r.url().endsWith('/nettools/nmap'));
     await page.getByRole('button', { name: 'Scan ports' }).click();
     await page.getByRole('status').filter({ hasText: 'Scanning…' }).waitFor();
     const response = await answered;
     await page.getByText('Port scan finished.').waitFor({ timeout: 120_000 });
+    assert.equal(await page.getByLabel('Port scan target').inputValue(), '127.0.0.1', 'what was scanned');
     const output = page.getByLabel('Port scan output');
     assert.match((await output.textContent()) ?? '', /Nmap scan report for (localhost|127\.0\.0\.1)/);
+    const reports = ((await output.textContent()) ?? '').match(/Nmap done/g) ?? [];
+    assert.equal(reports.length, 1, 'the output is shown once, not the live lines and then the result again');
     if (liveBuild) {
       // Streamed: the lines arrived as progress messages while nmap ran.
       assert.match((await response.allHeaders())['content-type'] ?? '', /^text\/event-stream/);

@@ -26,8 +26,13 @@ describe('GET /nettools/speedtest', { skip }, () => {
   let cli: TestServer;
   let toolDir: string;
 
+  // What `before` started, stopped in reverse by `after`: even when `before` fails half-way, or the
+  // test LAN's processes would keep this file's process alive.
+  const started: (() => Promise<unknown>)[] = [];
+
   before(async () => {
     lan = await createTestLan({ hosts: 1, far: false });
+    started.push(() => lan.destroy());
     const host = lan.hosts.get('h1');
     assert.ok(host);
     standIn = lan.node(host.ns, speedServerScript, ['8080']);
@@ -35,6 +40,9 @@ describe('GET /nettools/speedtest', { skip }, () => {
     await lan.rateLimit(host, limitMbit);
     const isolated = await lan.isolatedNamespace('nameserver 127.0.0.1\n');
     toolDir = mkdtempSync(join(tmpdir(), 'netkeep-speedtest-cli-'));
+    started.push(async () => {
+      rmSync(toolDir, { recursive: true, force: true });
+    });
     // The real speedtest-cli, run inside the isolated namespace.
     writeFileSync(
       join(toolDir, 'speedtest-cli'),
@@ -54,11 +62,13 @@ describe('GET /nettools/speedtest', { skip }, () => {
         env: { SPEEDTEST_BACKEND: 'auto', TOOL_PATH: toolDir, SPEEDTEST_TIMEOUT_MS: '30000' },
       }),
     ]);
+    started.push(
+      () => builtin.stop(),
+      () => cli.stop(),
+    );
   });
   after(async () => {
-    await Promise.all([builtin.stop(), cli.stop()]);
-    await lan.destroy();
-    rmSync(toolDir, { recursive: true, force: true });
+    for (const stop of started.reverse()) await stop();
   });
 
   test('builtin: two concurrent requests share one test, measuring the 50 Mbit/s link within 15%', async (t) => {

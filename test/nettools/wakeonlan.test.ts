@@ -22,17 +22,22 @@ describe('POST /nettools/wakeonlan', { skip }, () => {
   const port = 40009;
   const otherPort = 40010;
 
+  // What `before` started, stopped in reverse by `after`: even when `before` fails half-way, or the
+  // test LAN's processes would keep this file's process alive.
+  const started: (() => Promise<unknown>)[] = [];
+
   before(async () => {
     lan = await createTestLan({ hosts: 1, far: false });
+    started.push(() => lan.destroy());
     const host = lan.hosts.get('h1');
     assert.ok(host);
     recorder = await lan.udpRecorder(host, port);
     otherRecorder = await lan.udpRecorder(host, otherPort);
     server = await TestServer.start({ env: { WOL_BROADCAST: lan.broadcast, WOL_PORT: String(port) } });
+    started.push(() => server.stop());
   });
   after(async () => {
-    await server.stop();
-    await lan.destroy();
+    for (const stop of started.reverse()) await stop();
   });
 
   /** Waits for `count` more datagrams than `from` and returns them. */

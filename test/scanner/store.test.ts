@@ -230,6 +230,7 @@ describe('ScanState', () => {
         missesBeforeAbsent: 0,
         flapping: false,
         recentToggles: 0,
+        site: '',
       });
     } finally {
       handle.remove();

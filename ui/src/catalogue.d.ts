@@ -9,6 +9,8 @@ declare module 'netkeep:catalogue' {
     readonly default: unknown;
   }
   export const fields: readonly CatalogueField[];
+  /** The fields a bulk edit (POST /devices/bulk) may set. */
+  export const bulkFields: readonly string[];
   export const eventTypes: readonly string[];
   export const sortColumns: readonly string[];
   export const listStatuses: readonly string[];

@@ -300,3 +300,51 @@ export function TextField(props: {
     </div>
   );
 }
+
+/** A destructive action: the first press asks, the second (or Cancel) answers. */
+export function Confirmed(props: {
+  readonly label: string;
+  readonly question: string;
+  readonly confirm: string;
+  readonly disabled: boolean;
+  readonly onConfirm: () => void;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking)
+    return (
+      <button
+        type="button"
+        class="danger"
+        disabled={props.disabled}
+        onClick={() => {
+          setAsking(true);
+        }}
+      >
+        {props.label}
+      </button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={props.question}>
+      <span>{props.question}</span>
+      <button
+        type="button"
+        class="danger"
+        autoFocus
+        onClick={() => {
+          setAsking(false);
+          props.onConfirm();
+        }}
+      >
+        {props.confirm}
+      </button>
+      <button
+        type="button"
+        onClick={() => {
+          setAsking(false);
+        }}
+      >
+        Cancel
+      </button>
+    </span>
+  );
+}

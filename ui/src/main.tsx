@@ -8,6 +8,7 @@ import { api, describe, get, onAuthorized, onSignedOut } from './api';
 import { Busy, ErrorNote } from './components';
 import { DevicePage } from './pages/device';
 import { DeviceList } from './pages/devices';
+import { AddDevicePage } from './pages/add-device';
 import { EventsPage } from './pages/events';
 import { MapPage } from './pages/map';
 import { NotificationsPage } from './pages/notifications';
@@ -75,6 +76,7 @@ function SignIn({ onSignedIn }: { readonly onSignedIn: () => void }) {
 
 function Page({ path }: { readonly path: string }) {
   if (path === '/' || path === '/devices' || path === '/devices/') return <DeviceList />;
+  if (path === '/devices/new') return <AddDevicePage />;
   const device = /^\/devices\/([^/]+)$/.exec(path);
   if (device?.[1]) return <DevicePage mac={decodeURIComponent(device[1])} />;
   if (path === '/events') return <EventsPage />;

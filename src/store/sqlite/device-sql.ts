@@ -8,7 +8,7 @@
  */
 import { editableFields, storedFields } from '../../devices/catalogue.js';
 import { eventColumns, sessionColumns } from '../../devices/history.js';
-import { type DeviceListQuery } from '../../devices/list-query.js';
+import { searchColumns, type DeviceListQuery } from '../../devices/list-query.js';
 import { deviceListSql } from './list-sql.js';
 import { toggleEventTypes } from '../../devices/presence.js';
 import { presenceFlagColumns } from './status-sql.js';
@@ -43,9 +43,14 @@ export function updateOneSql(name: string): string {
  * Every SQL text the repository runs, exported so that a test can check with EXPLAIN QUERY PLAN
  * that each per-device query is an index lookup.
  */
+/** The searched columns of every device: the search index's load (one pass, no per-row work). */
+export const searchTextsSql = `SELECT devMac, ${searchColumns.join(', ')} FROM Devices`;
+
 export const deviceSql = {
   select: `SELECT ${columnList}, ${presenceFlagColumns} FROM Devices WHERE devMac = ?`,
   exists: 'SELECT 1 FROM Devices WHERE devMac = ?',
+  // What the search index (search-index.ts) keeps of a device (`searchTextsSql`: of every one).
+  searchTextsOf: `SELECT devMac, ${searchColumns.join(', ')} FROM Devices WHERE devMac = ?`,
   insert: `INSERT INTO Devices (${columnList}) VALUES (${storedFields.map((f) => `@${f.name}`).join(', ')})`,
   // One statement for every partial update of several fields: `@set_<name>` is 1 for the fields
   // given. Preparing one statement per combination of fields would not be "once". It rewrites
@@ -254,9 +259,18 @@ export const presenceSql = {
   load: `
     SELECT d.devMac, d.devPresentLastScan, d.devAlertDown, d.devAlertEvents, d.devScan,
            d.devIsArchived, d.devLastIP, d.devPrimaryIPv6, d.devVendor, d.devCanSleep, d.devLastConnection,
-           d.devMissesBeforeAbsent,
+           d.devMissesBeforeAbsent, d.devSite,
            COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping
     FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac`,
+  // One site's devices and the given MACs (a JSON array), through Devices_site and the primary key:
+  // a probe's cycle reads the devices it may judge, not every site's.
+  loadScoped: `
+    SELECT d.devMac, d.devPresentLastScan, d.devAlertDown, d.devAlertEvents, d.devScan,
+           d.devIsArchived, d.devLastIP, d.devPrimaryIPv6, d.devVendor, d.devCanSleep, d.devLastConnection,
+           d.devMissesBeforeAbsent, d.devSite,
+           COALESCE(s.misses, 0) AS misses, s.lastAbsence, COALESCE(s.flapping, 0) AS flapping
+    FROM Devices d LEFT JOIN ScanState s ON s.mac = d.devMac
+    WHERE d.devSite = @site OR d.devMac IN (SELECT value FROM json_each(@macs))`,
   // The events that count towards flapping since the flap window's start, per device: one range of
   // the Events_time index over the window (minutes to hours of events), not a lookup per device.
   toggles: `
@@ -268,6 +282,9 @@ export const presenceSql = {
       devLastConnection = COALESCE(?, devLastConnection), devVendor = COALESCE(?, devVendor),
       devPrimaryIPv6 = COALESCE(?, devPrimaryIPv6)
     WHERE devMac = ?`,
+  setSite: `
+    UPDATE Devices SET devSite = @site, devSyncHubNode = @node
+    WHERE devMac = @mac AND NOT (devSite = @site AND devSyncHubNode = @node)`,
   insertEvent: `
     INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo,
                         eve_PendingAlertEmail, eve_PairEventRowid)

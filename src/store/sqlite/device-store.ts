@@ -8,6 +8,8 @@ import type { NameUpdate, PresenceChanges, StoredDeviceName } from '../../device
 import type { DeviceListQuery } from '../../devices/list-query.js';
 import type { Period } from '../../time.js';
 import type {
+  BulkEdit,
+  BulkResult,
   ChangeReader,
   CreateResult,
   DeviceChanges,
@@ -22,6 +24,7 @@ import type {
   Page,
   PageResult,
   PruneResult,
+  SearchTexts,
   TimedView,
 } from '../devices.js';
 import type { EventJson, SessionJson } from '../../devices/history.js';
@@ -30,6 +33,7 @@ import type { PresenceExtras, PresenceStore } from '../presence.js';
 import type { SqliteDevices } from './devices.js';
 import type { SqliteOutboxStore } from './outbox.js';
 import type { SqliteWatchStore } from './watch.js';
+import type { SqliteProbeStore } from './probes.js';
 
 /** A synchronous answer as a promise: its value, or its exception as a rejection. */
 export function settled<T>(read: () => T): Promise<T> {
@@ -44,6 +48,7 @@ export function settled<T>(read: () => T): Promise<T> {
 export interface CycleParts {
   readonly watch?: Pick<SqliteWatchStore, 'remember'>;
   readonly outbox?: Pick<SqliteOutboxStore, 'writeRequested'>;
+  readonly probes?: Pick<SqliteProbeStore, 'recordCycleNow'>;
 }
 
 /** Applies a cycle and its extras in one transaction (synchronous: call inside a write or alone). */
@@ -57,6 +62,8 @@ export function applyCycle(
     beforeCommit: () => {
       for (const { kind, key, value } of extras.memory ?? []) parts.watch?.remember(kind, key, value);
       if (extras.notify !== undefined) parts.outbox?.writeRequested(extras.notify);
+      for (const notice of extras.notices ?? []) parts.outbox?.writeRequested(notice);
+      if (extras.probeCycle !== undefined) parts.probes?.recordCycleNow(extras.probeCycle);
     },
     testOnlyBeforeCommit: extras.testOnlyBeforeCommit,
   });
@@ -120,6 +127,10 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
     return this.core.write(() => this.core.copy(from, to));
   }
 
+  bulkEdit(macs: readonly string[], edit: BulkEdit): Promise<BulkResult> {
+    return this.core.write(() => this.core.bulkEdit(macs, edit));
+  }
+
   listChildren(mac: string): Promise<DeviceChild[]> {
     return settled(() => this.core.listChildren(mac));
   }
@@ -138,6 +149,10 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
 
   listItems(macs: readonly string[]): Promise<(DeviceListItem | undefined)[]> {
     return settled(() => this.core.listItems(macs));
+  }
+
+  searchTexts(macs?: readonly string[]): Promise<SearchTexts[]> {
+    return settled(() => this.core.searchTexts(macs));
   }
 
   totals(): Promise<DeviceTotals> {
@@ -184,6 +199,14 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
 
   loadPresence(toggleSince: Date | null = null): Promise<Map<string, KnownDevice>> {
     return settled(() => this.core.presence.load(toggleSince));
+  }
+
+  loadSitePresence(
+    site: string | null,
+    macs: readonly string[],
+    toggleSince: Date | null = null,
+  ): Promise<Map<string, KnownDevice>> {
+    return settled(() => this.core.presence.loadSite(site, macs, toggleSince));
   }
 
   /**

@@ -36,6 +36,8 @@ import {
 } from '../../devices/history.js';
 import type { NameUpdate, StoredDeviceName } from '../../devices/presence.js';
 import {
+  type BulkEdit,
+  type BulkResult,
   type ChangeReader,
   type CreateResult,
   type DeviceChanges,
@@ -50,10 +52,18 @@ import {
   type Page,
   type PageResult,
   type PresenceFlags,
+  type SearchTexts,
   type TimedView,
 } from '../devices.js';
-import { deviceListStatements, updateOneSql, deviceSql, macSql, nameSql } from './device-sql.js';
-import { type DeviceListQuery } from '../../devices/list-query.js';
+import {
+  deviceListStatements,
+  updateOneSql,
+  deviceSql,
+  macSql,
+  nameSql,
+  searchTextsSql,
+} from './device-sql.js';
+import { naturalKey, naturalKeyFunction, type DeviceListQuery } from '../../devices/list-query.js';
 import { searchParams } from './list-sql.js';
 import { deviceCounters, deviceGroups, deviceStatus, type DeviceCounter } from '../../devices/status.js';
 import { deviceCounterBitsSql, deviceCountsSql } from './status-sql.js';
@@ -147,6 +157,8 @@ export class SqliteDevices {
   private readonly mergeTx: (to: string, from: string, now: Date) => MacsResult;
   private readonly splitTx: (mac: string, alias: string, now: Date) => MacsResult & { split: string };
   private readonly selectStmt: Statement<[string], DeviceRow>;
+  private readonly searchTextsStmt: Statement<[], SearchTexts>;
+  private readonly searchTextsOfStmt: Statement<[string], SearchTexts>;
   private readonly existsStmt: Statement<[string]>;
   private readonly insertStmt: Statement<[Record<string, DbValue>]>;
   private readonly updateStmt: Statement<[Record<string, DbValue>]>;
@@ -215,6 +227,8 @@ export class SqliteDevices {
     this.moveSessionsStmt = db.prepare(macSql.moveSessions);
     this.moveChildrenStmt = db.prepare(macSql.moveChildren);
     this.selectStmt = db.prepare(deviceSql.select);
+    this.searchTextsStmt = db.prepare(searchTextsSql);
+    this.searchTextsOfStmt = db.prepare(deviceSql.searchTextsOf);
     this.existsStmt = db.prepare(deviceSql.exists).pluck();
     this.insertStmt = db.prepare(deviceSql.insert);
     this.updateStmt = db.prepare(deviceSql.update);
@@ -229,6 +243,9 @@ export class SqliteDevices {
     this.periods = new PeriodStatistics(db);
     this.presence = new SqlitePresence(db);
     this.tracking = new ChangeTracking(db);
+    db.function(naturalKeyFunction, { deterministic: true }, (name: unknown) =>
+      typeof name === 'string' ? naturalKey(name) : null,
+    );
     this.deleteScanStateStmt = db.prepare(deviceSql.deleteScanState);
     this.deletePortsStmt = db.prepare(watchSql.deleteDevicePorts);
     this.deletePortMemoryStmt = db.prepare(watchSql.deleteDeviceMemory);
@@ -470,6 +487,28 @@ export class SqliteDevices {
     return this.copyTx(from, to);
   }
 
+  bulkEdit(macs: readonly string[], edit: BulkEdit): BulkResult {
+    const result: BulkResult = { changed: [], failed: [] };
+    const seen = new Set<string>();
+    for (const given of macs) {
+      const mac = this.resolveMac(given);
+      if (seen.has(mac)) continue; // a MAC and its alias, or the same MAC twice: one device
+      seen.add(mac);
+      try {
+        const done = 'delete' in edit ? this.delete(mac) : this.update(mac, edit.set);
+        if (done) result.changed.push(mac);
+        else
+          result.failed.push({ mac: given, code: 'DEVICE_NOT_FOUND', message: `Device ${given} not found.` });
+      } catch (err) {
+        // Only a rule refused before anything was written (PARENT_CYCLE) is one device's failure;
+        // anything else fails the whole edit (the write's savepoint rolls it back).
+        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
+        result.failed.push({ mac: given, code: err.code, message: err.message });
+      }
+    }
+    return result;
+  }
+
   listChildren(mac: string): DeviceChild[] {
     return this.childrenStmt.all(mac).map((c) => ({
       devMac: c.devMac,
@@ -512,6 +551,13 @@ export class SqliteDevices {
               devRandomMac: isRandomMac(mac) ? (1 as const) : (0 as const),
             };
       }),
+    );
+  }
+
+  searchTexts(macs?: readonly string[]): SearchTexts[] {
+    if (macs === undefined) return this.searchTextsStmt.all();
+    return this.readTx(() =>
+      macs.map((mac) => this.searchTextsOfStmt.get(mac)).filter((row) => row !== undefined),
     );
   }
 

@@ -4,9 +4,19 @@
  * only ever a bound parameter (LIKE with its wildcards escaped).
  */
 import { fieldsByName } from '../../devices/catalogue.js';
-import type { DeviceListQuery, DeviceListStatus, SortColumn } from '../../devices/list-query.js';
+import {
+  macSearchText,
+  naturalKeyFunction,
+  searchColumns,
+  type DeviceListQuery,
+  type DeviceListStatus,
+  type SortColumn,
+} from '../../devices/list-query.js';
 import { deviceStatuses, type DeviceGroup, type DeviceStatus } from '../../devices/status.js';
 import { deviceGroupSql, deviceStatusSql, presenceFlagSql } from './status-sql.js';
+
+/** Devices without a name (nothing, or the default '(unknown)') sort after the named ones, in either order. */
+const unnamedLast = "(devName = '' OR devName = '(unknown)')";
 
 /** The ORDER BY term of a sort column. Text sorts ignore case; devStatus sorts by its text. */
 function orderTerm(column: SortColumn): string {
@@ -39,8 +49,9 @@ function randomPredicate(random: 0 | 1 | undefined): string | undefined {
 }
 
 /** `@q` matches name, IP, vendor and owner; `@qmac` the MAC (the text with '-' read as ':'). */
-const searchPredicate = `(devName LIKE @q ESCAPE '\\' OR devMac LIKE @qmac ESCAPE '\\'
-  OR devLastIP LIKE @q ESCAPE '\\' OR devVendor LIKE @q ESCAPE '\\' OR devOwner LIKE @q ESCAPE '\\')`;
+const searchPredicate = `(devMac LIKE @qmac ESCAPE '\\' OR ${searchColumns
+  .map((column) => `${column} LIKE @q ESCAPE '\\'`)
+  .join(' OR ')})`;
 
 /**
  * The SQL texts of one list shape. The same shape (status, search or not, sort, order) always gives
@@ -62,7 +73,11 @@ export function deviceListSql(
   const direction = query.order === 'desc' ? 'DESC' : 'ASC';
   const sort = query.sort ?? 'devMac';
   const order =
-    sort === 'devMac' ? `devMac ${direction}` : `${orderTerm(sort)} ${direction}, devMac ${direction}`;
+    sort === 'devMac'
+      ? `devMac ${direction}`
+      : sort === 'devName'
+        ? `${unnamedLast}, ${naturalKeyFunction}(devName) ${direction}, devMac ${direction}`
+        : `${orderTerm(sort)} ${direction}, devMac ${direction}`;
   return {
     page: `SELECT ${columnList} FROM Devices ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`,
     total: `SELECT COUNT(*) FROM Devices ${where}`,
@@ -79,5 +94,5 @@ export function containsPattern(text: string): string {
 /** The bound parameters of a search (none without `q`). */
 export function searchParams(q: string | undefined): Record<string, string> {
   if (!q) return {};
-  return { q: containsPattern(q), qmac: containsPattern(q.replace(/-/g, ':')) };
+  return { q: containsPattern(q), qmac: containsPattern(macSearchText(q)) };
 }

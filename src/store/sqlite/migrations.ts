@@ -506,6 +506,36 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'Probes: the remote scanners that report to this hub (token stored as a SHA-256 hash) and ProbeCycles (the cycleIds applied per probe, so that a repeated upload changes nothing)',
+    up(db) {
+      db.exec(`
+        CREATE TABLE Probes (
+          prb_Id TEXT PRIMARY KEY NOT NULL,
+          prb_Name TEXT NOT NULL UNIQUE,
+          prb_Site TEXT NOT NULL,
+          prb_TokenHash BLOB NOT NULL,
+          prb_CreatedAt TEXT NOT NULL,
+          prb_Subnets TEXT NOT NULL DEFAULT '[]',
+          prb_LastCycleAt TEXT,
+          prb_LastCycleStartedAt TEXT,
+          prb_Status TEXT NOT NULL DEFAULT 'never' CHECK (prb_Status IN ('never', 'online', 'offline')),
+          prb_SpooledCycles INTEGER NOT NULL DEFAULT 0,
+          prb_DroppedCycles INTEGER NOT NULL DEFAULT 0
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE ProbeCycles (
+          pcy_ProbeId TEXT NOT NULL REFERENCES Probes (prb_Id) ON DELETE CASCADE,
+          pcy_CycleId TEXT NOT NULL,
+          pcy_AppliedAt TEXT NOT NULL,
+          PRIMARY KEY (pcy_ProbeId, pcy_CycleId)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX ProbeCycles_applied ON ProbeCycles (pcy_ProbeId, pcy_AppliedAt);
+        -- A probe's cycle reads its own site's devices (loadSitePresence), not every device.
+        CREATE INDEX Devices_site ON Devices (devSite);
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

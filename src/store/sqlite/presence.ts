@@ -5,7 +5,7 @@
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { jsonToColumns } from '../../devices/catalogue.js';
-import type { KnownDevice, NameUpdate, PresenceChanges } from '../../devices/presence.js';
+import type { KnownDevice, NameUpdate, PresenceChanges, SiteMark } from '../../devices/presence.js';
 import { dbTime, fromDbTime } from '../../time.js';
 import type { PruneResult } from '../devices.js';
 import { deviceSql, macSql, nameSql, presenceSql } from './device-sql.js';
@@ -24,6 +24,7 @@ interface StateRow {
   devCanSleep: number;
   devLastConnection: string | null;
   devMissesBeforeAbsent: number;
+  devSite: string;
   misses: number;
   lastAbsence: KnownDevice['lastAbsence'];
   flapping: number;
@@ -41,7 +42,9 @@ function lastSighting(text: string | null): Date | null {
 
 export class SqlitePresence {
   private readonly loadPresenceStmt: Statement<[], StateRow>;
+  private readonly loadScopedStmt: Statement<[{ site: string | null; macs: string }], StateRow>;
   private readonly togglesStmt: Statement<[string], { mac: string; toggles: number }>;
+  private readonly setSiteStmt: Statement<[SiteMark]>;
   private readonly updatePresenceStmt: Statement<
     [number, string, string | null, string | null, string | null, string]
   >;
@@ -63,7 +66,9 @@ export class SqlitePresence {
 
   constructor(db: Database) {
     this.loadPresenceStmt = db.prepare(presenceSql.load);
+    this.loadScopedStmt = db.prepare(presenceSql.loadScoped);
     this.togglesStmt = db.prepare(presenceSql.toggles);
+    this.setSiteStmt = db.prepare(presenceSql.setSite);
     this.updatePresenceStmt = db.prepare(presenceSql.updatePresence);
     this.insertEventStmt = db.prepare(presenceSql.insertEvent);
     this.openSessionStmt = db.prepare(presenceSql.openSession);
@@ -86,11 +91,24 @@ export class SqlitePresence {
 
   /** Every device's presence state; with `toggleSince`, each one's recent toggles counted. */
   load(toggleSince: Date | null = null): Map<string, KnownDevice> {
+    return this.presenceOf(this.loadPresenceStmt.iterate(), toggleSince);
+  }
+
+  /** `load` of the devices last seen at `site` and of the given MACs only (a probe's cycle). */
+  loadSite(
+    site: string | null,
+    macs: readonly string[],
+    toggleSince: Date | null = null,
+  ): Map<string, KnownDevice> {
+    return this.presenceOf(this.loadScopedStmt.iterate({ site, macs: JSON.stringify(macs) }), toggleSince);
+  }
+
+  private presenceOf(rows: Iterable<StateRow>, toggleSince: Date | null): Map<string, KnownDevice> {
     const known = new Map<string, KnownDevice>();
     const toggles = new Map<string, number>();
     if (toggleSince !== null)
       for (const row of this.togglesStmt.iterate(dbTime(toggleSince))) toggles.set(row.mac, row.toggles);
-    for (const row of this.loadPresenceStmt.iterate()) {
+    for (const row of rows) {
       known.set(row.devMac, {
         mac: row.devMac,
         presentLastScan: row.devPresentLastScan === 1,
@@ -108,6 +126,7 @@ export class SqlitePresence {
         missesBeforeAbsent: row.devMissesBeforeAbsent,
         flapping: row.flapping === 1,
         recentToggles: toggles.get(row.devMac) ?? 0,
+        site: row.devSite,
       });
     }
     return known;
@@ -165,5 +184,6 @@ export class SqlitePresence {
     for (const s of changes.scanState)
       this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence, s.flapping);
     for (const n of changes.names ?? []) this.setNameStmt.run(n);
+    for (const s of changes.sites ?? []) this.setSiteStmt.run(s);
   }
 }

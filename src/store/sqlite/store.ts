@@ -12,6 +12,7 @@ import { SqliteEventLog } from './event-log.js';
 import { SqliteOutboxStore } from './outbox.js';
 import { SqliteReadouts } from './readouts.js';
 import { SqliteWatchStore } from './watch.js';
+import { SqliteProbeStore } from './probes.js';
 
 /** The store with its SQLite parts as they are (tests and benches reach the engine through it). */
 export interface SqliteStore extends Store {
@@ -21,6 +22,7 @@ export interface SqliteStore extends Store {
   readonly watch: SqliteWatchStore;
   readonly outbox: SqliteOutboxStore;
   readonly compat: SqliteCompatStore;
+  readonly probes: SqliteProbeStore;
 }
 
 /**
@@ -31,7 +33,8 @@ export function sqliteStore(db: Database): SqliteStore {
   const core = new SqliteDevices(db);
   const outbox = new SqliteOutboxStore(db, core);
   const watch = new SqliteWatchStore(db, core, outbox);
-  const devices = new SqliteDeviceStore(core, { watch, outbox });
+  const probes = new SqliteProbeStore(db, outbox);
+  const devices = new SqliteDeviceStore(core, { watch, outbox, probes });
   return {
     core,
     devices,
@@ -40,6 +43,7 @@ export function sqliteStore(db: Database): SqliteStore {
     eventLog: new SqliteEventLog(db),
     compat: new SqliteCompatStore(db, core),
     outbox,
+    probes,
     readouts: new SqliteReadouts(db),
     backup: new SqliteBackupStore(db),
     isOpen: () => db.open,

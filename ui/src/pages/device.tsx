@@ -3,7 +3,7 @@
  * and one Save), the presence timeline of its sessions over a chosen period, its events, and the
  * actions (Wake-on-LAN, a port scan with live output, reset, copy, delete).
  */
-import { fields, periods, type CatalogueField } from 'netkeep:catalogue';
+import { periods } from 'netkeep:catalogue';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, streamed } from '../api';
 import {
@@ -12,6 +12,7 @@ import {
   ErrorNote,
   LiveOutput,
   Pager,
+  Confirmed,
   EmptyRow,
   EventType,
   StatusBadge,
@@ -22,6 +23,7 @@ import {
   useGet,
   useLiveChanges,
 } from '../components';
+import { editable, FieldInput, fromInput, grouped, toInput } from '../fields';
 import { Link, navigate } from '../router';
 import { NmapModeSelect, finalLines, outputLines, progressLine } from './tools';
 import { RandomMacBadge } from './devices';
@@ -56,90 +58,6 @@ interface DeviceEvent {
   readonly eve_AdditionalInfo: string;
 }
 
-/** How the form groups the catalogue's fields; a field not named here goes into "More". */
-const groups: readonly { title: string; names: readonly string[] }[] = [
-  {
-    title: 'About',
-    names: [
-      'devName',
-      'devOwner',
-      'devType',
-      'devVendor',
-      'devGroup',
-      'devLocation',
-      'devFavorite',
-      'devComments',
-    ],
-  },
-  {
-    title: 'Network',
-    names: [
-      'devLastIP',
-      'devStaticIP',
-      'devFQDN',
-      'devSite',
-      'devSSID',
-      'devParentMAC',
-      'devParentPort',
-      'devParentRelType',
-      'devReqNicsOnline',
-    ],
-  },
-  {
-    title: 'Scanning and alerts',
-    names: [
-      'devScan',
-      'devLogEvents',
-      'devAlertEvents',
-      'devAlertDown',
-      'devSkipRepeated',
-      'devCanSleep',
-      'devMissesBeforeAbsent',
-      'devWatchPorts',
-      'devIsNew',
-      'devIsArchived',
-    ],
-  },
-];
-
-const labels: Readonly<Record<string, string>> = {
-  devName: 'Name',
-  devOwner: 'Owner',
-  devType: 'Type',
-  devVendor: 'Vendor',
-  devGroup: 'Group',
-  devLocation: 'Location',
-  devFavorite: 'Favorite',
-  devComments: 'Comments',
-  devLastIP: 'Last IP address',
-  devStaticIP: 'Static IP address',
-  devFQDN: 'FQDN',
-  devSite: 'Site',
-  devSSID: 'Wi-Fi network (SSID)',
-  devParentMAC: 'Parent MAC',
-  devParentPort: 'Parent port',
-  devParentRelType: 'Relation to parent',
-  devReqNicsOnline: 'Requires all NICs on-line',
-  devScan: 'Watch with presence scanning',
-  devLogEvents: 'Log connection events',
-  devAlertEvents: 'Alert on events',
-  devAlertDown: 'Alert when down',
-  devSkipRepeated: 'Skip repeated notifications',
-  devWatchPorts: 'Watch open ports',
-  devIsNew: 'New (not yet reviewed)',
-  devIsArchived: 'Archived',
-  devCanSleep: 'May sleep (stays present while unseen for SLEEP_MINUTES)',
-  devMissesBeforeAbsent: 'Missed scans before absent (0: the global setting)',
-  devFirstConnection: 'First seen',
-  devLastConnection: 'Last seen',
-  devLastNotification: 'Last notification',
-  devPresentLastScan: 'Present in the last scan',
-  devIcon: 'Icon',
-  devSyncHubNode: 'Sync hub node',
-  devSourcePlugin: 'Discovered by',
-  devCustomProps: 'Custom properties (JSON array)',
-};
-
 /** Where a name came from (devNameSource), as the page says it. */
 const nameSources: Readonly<Record<string, string>> = {
   user: 'given by a person',
@@ -154,121 +72,6 @@ interface ResolvedName {
   readonly name: string;
   readonly source: string;
   readonly candidates: readonly { source: string; name: string }[];
-}
-
-/** Fields whose catalogue description says more than their label (shown under the input). */
-const hinted = new Set([
-  'devVendor',
-  'devParentRelType',
-  'devIcon',
-  'devSkipRepeated',
-  'devParentMAC',
-  'devMissesBeforeAbsent',
-]);
-
-const editable = fields.filter((f) => f.editable);
-const grouped = [
-  ...groups.map((g) => ({
-    title: g.title,
-    fields: g.names.map((n) => editable.find((f) => f.name === n)).filter((f): f is CatalogueField => !!f),
-  })),
-  {
-    title: 'More',
-    fields: editable.filter((f) => !groups.some((g) => g.names.includes(f.name))),
-  },
-];
-
-/** The text an input shows for a stored value. */
-function toInput(field: CatalogueField, value: unknown): string | boolean {
-  if (field.kind === 'flag') return value === 1 || value === true;
-  if (field.kind === 'json') return JSON.stringify(value ?? [], null, 2);
-  if (typeof value === 'string' || typeof value === 'number') return String(value);
-  return value === null || value === undefined ? '' : JSON.stringify(value);
-}
-
-/** The JSON value to send for an input's text, or an Error naming the field. */
-function fromInput(field: CatalogueField, input: string | boolean): unknown {
-  const label = labels[field.name] ?? field.name;
-  if (field.kind === 'flag') return input ? 1 : 0;
-  const text = String(input);
-  if (field.kind === 'json') {
-    try {
-      return JSON.parse(text || '[]') as unknown;
-    } catch {
-      throw new Error(`${label} must be valid JSON (an array of objects).`);
-    }
-  }
-  if (field.kind === 'port' || (field.kind !== 'text' && typeof field.default === 'number')) {
-    if (text.trim() === '') return field.kind === 'port' ? null : 0;
-    const n = Number(text);
-    if (!Number.isInteger(n)) throw new Error(`${label} must be a whole number.`);
-    return n;
-  }
-  if (field.kind === 'time') return text.trim() === '' ? null : text.trim();
-  return text;
-}
-
-function FieldInput(props: {
-  readonly field: CatalogueField;
-  readonly value: string | boolean;
-  readonly onChange: (value: string | boolean) => void;
-}) {
-  const { field, value, onChange } = props;
-  const id = `field-${field.name}`;
-  const label = labels[field.name] ?? field.name;
-  if (field.kind === 'flag')
-    return (
-      <div class="field check">
-        <input
-          id={id}
-          type="checkbox"
-          checked={value === true}
-          onChange={(e) => {
-            onChange(e.currentTarget.checked);
-          }}
-        />
-        <label for={id} title={field.description}>
-          {label}
-        </label>
-      </div>
-    );
-  const hint =
-    field.kind === 'time'
-      ? 'ISO 8601 (UTC), e.g. 2026-01-31T18:00:00Z.'
-      : hinted.has(field.name) || field.kind === 'json'
-        ? field.description
-        : undefined;
-  const common = {
-    id,
-    value: String(value),
-    onInput: (e: { currentTarget: { value: string } }) => {
-      onChange(e.currentTarget.value);
-    },
-    title: field.description,
-    'aria-describedby': hint === undefined ? undefined : `${id}-hint`,
-  };
-  const numeric = field.kind === 'port' || (field.kind !== 'text' && typeof field.default === 'number');
-  return (
-    <div class={`field${field.kind === 'json' || field.name === 'devComments' ? ' full' : ''}`}>
-      <label for={id}>{label}</label>
-      {field.kind === 'json' || field.name === 'devComments' ? (
-        <textarea
-          {...common}
-          rows={field.kind === 'json' ? 4 : 3}
-          class={field.kind === 'json' ? 'mono' : undefined}
-        />
-      ) : numeric ? (
-        <input {...common} type="number" inputMode="numeric" />
-      ) : (
-        <input {...common} type="text" />
-      )}
-      {hint !== undefined && (
-        <small id={`${id}-hint`} class="hint">
-          {hint}
-        </small>
-      )}
-    </div>
-  );
 }
 
 function DeviceForm({ device, onSaved }: { readonly device: Device; readonly onSaved: () => void }) {
@@ -418,7 +221,7 @@ function DeviceEvents({ mac, period }: { readonly mac: string; readonly period: 
     <>
       <ErrorNote error={events.error} />
       <div class="table-wrap">
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">Time</th>
@@ -437,7 +240,7 @@ function DeviceEvents({ mac, period }: { readonly mac: string; readonly period: 
                   <EventType type={e.eve_EventType} />
                 </td>
                 <td class="mono">{e.eve_IP}</td>
-                <td>{e.eve_AdditionalInfo}</td>
+                <td class="details">{e.eve_AdditionalInfo}</td>
               </tr>
             ))}
             {events.data?.events.length === 0 && <EmptyRow columns={4}>No events in this period.</EmptyRow>}
@@ -512,54 +315,6 @@ function DevicePorts({ mac, watched }: { readonly mac: string; readonly watched:
   );
 }
 
-/** A destructive action: the first press asks, the second (or Cancel) answers. */
-function Confirmed(props: {
-  readonly label: string;
-  readonly question: string;
-  readonly confirm: string;
-  readonly disabled: boolean;
-  readonly onConfirm: () => void;
-}) {
-  const [asking, setAsking] = useState(false);
-  if (!asking)
-    return (
-      <button
-        type="button"
-        class="danger"
-        disabled={props.disabled}
-        onClick={() => {
-          setAsking(true);
-        }}
-      >
-        {props.label}
-      </button>
-    );
-  return (
-    <span class="confirm" role="group" aria-label={props.question}>
-      <span>{props.question}</span>
-      <button
-        type="button"
-        class="danger"
-        autoFocus
-        onClick={() => {
-          setAsking(false);
-          props.onConfirm();
-        }}
-      >
-        {props.confirm}
-      </button>
-      <button
-        type="button"
-        onClick={() => {
-          setAsking(false);
-        }}
-      >
-        Cancel
-      </button>
-    </span>
-  );
-}
-
 function Actions({ device, onChanged }: { readonly device: Device; readonly onChanged: () => void }) {
   const mac = device.devMac;
   const action = useAction();
@@ -567,7 +322,9 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
   const [lines, setLines] = useState<string[]>([]);
   const [live, setLive] = useState(false);
   const [mode, setMode] = useState('fast');
-  const [target, setTarget] = useState(device.devLastIP);
+  // Never pre-filled (DESIGN 18): the device's address is only the placeholder until "Scan ports".
+  const [target, setTarget] = useState('');
+  const scanTarget = target.trim() || device.devLastIP;
   const [copyTo, setCopyTo] = useState('');
   const [mergeFrom, setMergeFrom] = useState('');
   const [running, setRunning] = useState<string>();
@@ -626,6 +383,7 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
           e.preventDefault();
           setLines([]);
           setLive(false);
+          setTarget(scanTarget);
           void run('nmap', async () => {
             const r = await streamed<{ output: string[] }>(
               'POST',
@@ -636,16 +394,22 @@ function Actions({ device, onChanged }: { readonly device: Device; readonly onCh
                 setLive(true);
                 setLines((old) => [...old, line]);
               },
-              { body: { scan: target, mode } },
+              { body: { scan: scanTarget, mode } },
             );
             setLines((old) => finalLines(old, outputLines(r.output)));
             return 'Port scan finished.';
           });
         }}
       >
-        <TextField id="nmap-target" label="Port scan target" value={target} onValue={setTarget} />
+        <TextField
+          id="nmap-target"
+          label="Port scan target"
+          value={target}
+          onValue={setTarget}
+          placeholder={device.devLastIP || 'address or range'}
+        />
         <NmapModeSelect id="nmap-mode" value={mode} onChange={setMode} />
-        <button type="submit" disabled={action.running || target === ''}>
+        <button type="submit" disabled={action.running || scanTarget === ''}>
           Scan ports
         </button>
         {running === 'nmap' && <Busy label="Scanning…" />}
@@ -857,7 +621,7 @@ export function DevicePage({ mac }: { readonly mac: string }) {
                     <dd>{d.devSessions}</dd>
                   </div>
                   <div>
-                    <dt>Events</dt>
+                    <dt title="Events other than Connected and Disconnected">Other events</dt>
                     <dd>{d.devEvents}</dd>
                   </div>
                   <div>
@@ -870,7 +634,7 @@ export function DevicePage({ mac }: { readonly mac: string }) {
               <Card title="Actions" id="actions">
                 <Actions device={d} onChanged={device.reload} />
               </Card>
-              <Card title="Events" id="events">
+              <Card title={`Events, last ${period}`} id="events">
                 <DeviceEvents mac={d.devMac} period={period} />
               </Card>
               <Card title="Open ports" id="ports">

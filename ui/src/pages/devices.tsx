@@ -2,11 +2,26 @@
  * The device list: counters per status group, a status filter, a presence filter (sleeping,
  * flapping), search, sort by column, and paging
  * done by the server, so that 10,000 devices cost one page of rows. Filters live in the URL.
+ * Rows can be selected (one by one, the page, or the whole filtered list) for a bulk edit: one
+ * field set on all of them, or their deletion, in one `POST /devices/bulk`.
  */
-import { deviceGroups, listStatuses, totalsNames } from 'netkeep:catalogue';
+import { bulkFields, deviceGroups, fields, listStatuses, totalsNames } from 'netkeep:catalogue';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Busy, EmptyRow, ErrorNote, Pager, StatusBadge, Time, useGet, useLiveChanges } from '../components';
-import { Link, setQuery, useLocation } from '../router';
+import { api, get } from '../api';
+import {
+  Busy,
+  Confirmed,
+  EmptyRow,
+  ErrorNote,
+  Pager,
+  StatusBadge,
+  Time,
+  useAction,
+  useGet,
+  useLiveChanges,
+} from '../components';
+import { FieldInput, fromInput, labels, toInput } from '../fields';
+import { Link, navigate, setQuery, useLocation } from '../router';
 
 export interface DeviceItem {
   readonly devMac: string;
@@ -83,6 +98,126 @@ const presenceFilters: readonly { value: string; label: string }[] = [
   { value: 'flapping', label: 'Flapping' },
 ];
 
+/** The largest page `GET /devices` answers: "select all" of a filter reads the list in such pages. */
+const listPageMax = 1000;
+
+interface BulkAnswer {
+  readonly changed: string[];
+  readonly failed: { mac: string; code: string; message: string }[];
+}
+
+type BulkOutcome = BulkAnswer & { readonly verb: string };
+
+/** What the last bulk edit did, kept on the page after its selection is gone. */
+function BulkOutcomeNote({ outcome }: { readonly outcome: BulkOutcome | undefined }) {
+  if (outcome === undefined) return null;
+  return (
+    <div role="status" class="bulk-outcome">
+      <p>
+        {outcome.changed.length.toLocaleString()} device{outcome.changed.length === 1 ? '' : 's'}{' '}
+        {outcome.verb}.
+        {outcome.failed.length > 0 &&
+          ` ${outcome.failed.length.toLocaleString()} could not be ${outcome.verb} (still selected):`}
+      </p>
+      {outcome.failed.length > 0 && (
+        <ul class="failed">
+          {outcome.failed.slice(0, 50).map((f) => (
+            <li key={f.mac}>
+              <span class="mono">{f.mac}</span>: {f.message}
+            </li>
+          ))}
+          {outcome.failed.length > 50 && <li>and {(outcome.failed.length - 50).toLocaleString()} more</li>}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+const bulkEditable = bulkFields
+  .map((name) => fields.find((f) => f.name === name))
+  .filter((f): f is (typeof fields)[number] => f !== undefined);
+
+/**
+ * The bulk edit of the selected devices: pick a field, give its value, apply it to all of them; or
+ * delete them all. The answer says how many changed and which could not (deleted meanwhile, or a
+ * parent that would loop); those stay selected.
+ */
+function BulkEdit(props: {
+  readonly selected: ReadonlySet<string>;
+  readonly onDone: (outcome: BulkOutcome) => void;
+  readonly onClear: () => void;
+}) {
+  const { selected, onDone, onClear } = props;
+  const [name, setName] = useState(bulkEditable[0]?.name ?? '');
+  const field = bulkEditable.find((f) => f.name === name);
+  const [value, setValue] = useState<string | boolean>(field ? toInput(field, field.default) : '');
+  const action = useAction();
+  const count = selected.size;
+  const noun = `${count.toLocaleString()} device${count === 1 ? '' : 's'}`;
+
+  const send = async (edit: () => Record<string, unknown>, verb: string) => {
+    await action.run(async () => {
+      const answer = await api<BulkAnswer>('POST', '/devices/bulk', {
+        body: { macs: [...selected], ...edit() },
+      });
+      onDone({ ...answer, verb });
+    });
+  };
+
+  return (
+    <section class="bulk card" aria-labelledby="bulk-title">
+      <h2 id="bulk-title">{noun} selected</h2>
+      <form
+        class="bulk-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (field === undefined) return;
+          // A value the field cannot take (fromInput throws) is shown like the server's refusals.
+          void send(() => ({ set: { [field.name]: fromInput(field, value) } }), 'changed');
+        }}
+      >
+        <div class="field">
+          <label for="bulk-field">Field to set</label>
+          <select
+            id="bulk-field"
+            value={name}
+            onChange={(e) => {
+              const next = bulkEditable.find((f) => f.name === e.currentTarget.value);
+              setName(e.currentTarget.value);
+              if (next) setValue(toInput(next, next.default));
+            }}
+          >
+            {bulkEditable.map((f) => (
+              <option key={f.name} value={f.name}>
+                {labels[f.name] ?? f.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        {field && (
+          <FieldInput key={field.name} field={field} value={value} onChange={setValue} idPrefix="bulk" />
+        )}
+        <div class="form-actions">
+          <button type="submit" class="primary" disabled={action.running || count === 0}>
+            {action.running ? 'Applying…' : `Set for ${noun}`}
+          </button>
+          <Confirmed
+            label={`Delete ${noun}…`}
+            question={`Delete ${noun} with their history?`}
+            confirm={`Delete ${noun}`}
+            disabled={action.running || count === 0}
+            onConfirm={() => void send(() => ({ delete: true }), 'deleted')}
+          />
+          <button type="button" onClick={onClear} disabled={action.running}>
+            Clear selection
+          </button>
+        </div>
+      </form>
+      <ErrorNote error={action.error} />
+    </section>
+  );
+}
+
 export function DeviceList() {
   const { search } = useLocation();
   const status = search.get('status') ?? 'my';
@@ -112,6 +247,35 @@ export function DeviceList() {
   if (q.trim()) params.set('q', q.trim());
   if (presence) params.set(presence, '1');
   const list = useGet<DevicePage>(`/devices?${params.toString()}`);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const selectAll = useAction();
+  const [bulkOutcome, setBulkOutcome] = useState<BulkOutcome>();
+  const pageMacs = list.data?.devices.map((d) => d.devMac) ?? [];
+  const pageSelected = pageMacs.length > 0 && pageMacs.every((m) => selected.has(m));
+  const toggle = (macs: readonly string[], on: boolean) => {
+    setSelected((old) => {
+      const next = new Set(old);
+      for (const m of macs) {
+        if (on) next.add(m);
+        else next.delete(m);
+      }
+      return next;
+    });
+  };
+  // Every device of the filter, read in the largest pages the list answers.
+  const selectFiltered = () =>
+    selectAll.run(async () => {
+      const macs: string[] = [];
+      for (let from = 0; ; from += listPageMax) {
+        const all = new URLSearchParams(params);
+        all.set('offset', String(from));
+        all.set('limit', String(listPageMax));
+        const page = await get<DevicePage>(`/devices?${all.toString()}`);
+        macs.push(...page.devices.map((d) => d.devMac));
+        if (page.devices.length < listPageMax || macs.length >= page.total) break;
+      }
+      toggle(macs, true);
+    });
   const totals = useGet<{ totals: Record<string, number> }>('/devices/totals/named');
   useLiveChanges(() => {
     list.reload();
@@ -234,6 +398,37 @@ export function DeviceList() {
           </select>
         </div>
       </form>
+      <div class="list-actions">
+        <button
+          type="button"
+          onClick={() => {
+            navigate('/devices/new');
+          }}
+        >
+          Add device
+        </button>
+        {list.data && list.data.total > pageMacs.length && (
+          <button type="button" onClick={() => void selectFiltered()} disabled={selectAll.running}>
+            {selectAll.running ? 'Selecting…' : `Select all ${list.data.total.toLocaleString()} listed`}
+          </button>
+        )}
+        <ErrorNote error={selectAll.error} />
+      </div>
+      <BulkOutcomeNote outcome={bulkOutcome} />
+      {selected.size > 0 && (
+        <BulkEdit
+          selected={selected}
+          onDone={(outcome) => {
+            setBulkOutcome(outcome);
+            setSelected(new Set(outcome.failed.map((f) => f.mac)));
+            list.reload();
+            totals.reload();
+          }}
+          onClear={() => {
+            setSelected(new Set());
+          }}
+        />
+      )}
       <ErrorNote error={list.error} />
       <div class="table-wrap">
         <table class="devices" aria-busy={list.loading}>
@@ -242,6 +437,17 @@ export function DeviceList() {
           </caption>
           <thead>
             <tr>
+              <th scope="col" class="select">
+                <input
+                  type="checkbox"
+                  aria-label="Select every device on this page"
+                  checked={pageSelected}
+                  disabled={pageMacs.length === 0}
+                  onChange={(e) => {
+                    toggle(pageMacs, e.currentTarget.checked);
+                  }}
+                />
+              </th>
               {columns.map((c) => {
                 const active = sort === c.key;
                 return (
@@ -270,7 +476,17 @@ export function DeviceList() {
           </thead>
           <tbody>
             {list.data?.devices.map((d) => (
-              <tr key={d.devMac}>
+              <tr key={d.devMac} class={selected.has(d.devMac) ? 'selected' : undefined}>
+                <td class="select">
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${d.devName || d.devMac}`}
+                    checked={selected.has(d.devMac)}
+                    onChange={(e) => {
+                      toggle([d.devMac], e.currentTarget.checked);
+                    }}
+                  />
+                </td>
                 <td>
                   <Link href={`/devices/${d.devMac}`} class="device-link">
                     {d.devName || '(no name)'}
@@ -302,7 +518,7 @@ export function DeviceList() {
               </tr>
             ))}
             {list.data && list.data.devices.length === 0 && (
-              <EmptyRow columns={columns.length}>
+              <EmptyRow columns={columns.length + 1}>
                 {q ? `No device matches “${q}”.` : 'No devices here yet.'}
               </EmptyRow>
             )}

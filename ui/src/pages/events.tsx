@@ -100,7 +100,7 @@ export function EventsPage() {
       </form>
       <ErrorNote error={log.error} />
       <div class="table-wrap">
-        <table>
+        <table class="stack">
           <thead>
             <tr>
               <th scope="col">Time</th>
@@ -129,7 +129,7 @@ export function EventsPage() {
                   )}
                 </td>
                 <td class="mono">{e.eve_IP}</td>
-                <td class="wide">{e.eve_AdditionalInfo}</td>
+                <td class="wide details">{e.eve_AdditionalInfo}</td>
               </tr>
             ))}
             {log.data?.events.length === 0 && <EmptyRow columns={5}>No events match.</EmptyRow>}

@@ -7,7 +7,7 @@
  * readers, the search and tests can find. Drag a device onto another to make it its parent.
  */
 import { hierarchy, tree, type HierarchyPointNode } from 'd3-hierarchy';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, describe } from '../api';
 import { Busy, ErrorNote, useGet, useLiveChanges } from '../components';
 import { Link } from '../router';
@@ -158,23 +158,25 @@ export function MapPage() {
     };
     const top: Shown = { children: roots.map(shown) };
     const laid = tree<Shown>().nodeSize([rowHeight, columnWidth])(hierarchy(top, (s) => s.children));
+    // The tidy tree puts a parent halfway down its children: a site with 200 devices would sit 100
+    // rows below its first one, behind empty space. Like a file tree, a parent goes level with its
+    // first child instead, pushed down only as far as needed to stay below its column's previous node.
+    laid.eachAfter((d) => {
+      const first = d.children?.[0];
+      if (first !== undefined) d.x = first.x;
+    });
+    const lastInColumn = new Map<number, number>();
     const items = laid.descendants().filter((d) => d.depth > 0);
+    for (const d of items) {
+      const above = lastInColumn.get(d.depth);
+      if (above !== undefined && d.x < above + rowHeight) d.x = above + rowHeight;
+      lastInColumn.set(d.depth, d.x);
+    }
     const minX = Math.min(0, ...items.map((d) => d.x));
     const maxX = Math.max(0, ...items.map((d) => d.x));
     const maxDepth = Math.max(1, ...items.map((d) => d.depth));
     return { items, minX, height: maxX - minX + rowHeight, width: maxDepth * columnWidth };
   }, [roots, expanded, collapsedRoots, limits]);
-
-  // The tidy tree puts a parent halfway down its children: a site root with many devices sits
-  // below the first screen. Once, when the map first appears, scroll to the first root.
-  const scroller = useRef<HTMLDivElement>(null);
-  const scrolled = useRef(false);
-  useEffect(() => {
-    const first = layout.items[0];
-    if (scrolled.current || first === undefined || scroller.current === null) return;
-    scrolled.current = true;
-    scroller.current.scrollTop = Math.max(0, first.x - layout.minX - 2 * rowHeight);
-  }, [layout]);
 
   const pos = (d: HierarchyPointNode<Shown>) => ({
     left: (d.depth - 1) * columnWidth,
@@ -249,6 +251,9 @@ export function MapPage() {
     <>
       <div class="page-head">
         <h1>Network map</h1>
+        <Link href="/devices/new?placeholder=switch" class="button">
+          Add an unmanaged switch
+        </Link>
       </div>
       <div class="card map-card">
         <form
@@ -284,7 +289,7 @@ export function MapPage() {
           </p>
         )}
         {(list.loading || saving) && !list.data && <Busy label="Loading the map…" />}
-        <div class="map-scroll" ref={scroller}>
+        <div class="map-scroll">
           <div
             class="map"
             role="tree"

@@ -106,7 +106,9 @@ export function NotificationsPage() {
                     <th scope="col">Created</th>
                     <th scope="col">Channel</th>
                     <th scope="col">Status</th>
-                    <th scope="col">Attempts</th>
+                    <th scope="col" class="wide">
+                      Attempts
+                    </th>
                     <th scope="col">Events</th>
                     <th scope="col" class="wide">
                       Last error
@@ -127,7 +129,7 @@ export function NotificationsPage() {
                           {n.status}
                         </span>
                       </td>
-                      <td>{n.attempts}</td>
+                      <td class="wide">{n.attempts}</td>
                       <td>
                         {n.events
                           .slice(0, 3)

@@ -53,11 +53,17 @@ export function progressLine(data: Record<string, unknown>): string | undefined 
 /**
  * What to show once a command has finished: its final output, after the live lines when those
  * said something else (a speed test's phases), or the live lines alone when they were the output.
+ * Blank lines do not count: nmap prints one the final output leaves out, and the output must not
+ * be shown twice for it.
  */
 export function finalLines(live: readonly string[], final: readonly string[]): string[] {
   if (live.length === 0) return [...final];
-  const trimmed = (lines: readonly string[]) => lines.join('\n').trimEnd();
-  return trimmed(live) === trimmed(final) ? [...live] : [...live, '', ...final];
+  const text = (lines: readonly string[]) =>
+    lines
+      .map((l) => l.trimEnd())
+      .filter((l) => l !== '')
+      .join('\n');
+  return text(live) === text(final) ? [...live] : [...live, '', ...final];
 }
 
 /** A tool's `output` (a string or an array of lines) as lines. */
