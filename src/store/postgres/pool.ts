@@ -148,24 +148,25 @@ export class PostgresPool {
   readonly pool: pg.Pool;
   readonly address: StoreAddress;
   private readonly password: string;
+  private readonly clientConfig: pg.ClientConfig;
 
   constructor(url: string, options: PostgresPoolOptions = {}) {
     const connection = parseStoreUrl(url);
     const { password, ...address } = connection;
     this.address = address;
     this.password = password;
-    this.pool = new pg.Pool({
+    this.clientConfig = {
       host: connection.host,
       port: connection.port,
       database: connection.database,
       user: connection.user,
       password,
       ssl: tlsOptions(connection),
-      max: options.max ?? 10,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
       types,
       application_name: 'netkeep',
-    });
+    };
+    this.pool = new pg.Pool({ ...this.clientConfig, max: options.max ?? 10 });
     // An idle connection that the server drops emits 'error' on the pool; unhandled, it would end
     // the process. The next query opens a new connection (or reports the store unavailable).
     this.pool.on('error', (err) => {
@@ -238,6 +239,14 @@ export class PostgresPool {
       // A connection whose ROLLBACK failed is in an unknown state: drop it rather than reuse it.
       client.release(broken);
     }
+  }
+
+  /**
+   * A connection of its own, outside the pool, for what lives as long as a session: LISTEN, and
+   * session advisory locks. Not yet connected; the caller connects, handles 'error', and ends it.
+   */
+  dedicatedClient(): pg.Client {
+    return new pg.Client(this.clientConfig);
   }
 
   async close(): Promise<void> {
