@@ -12,7 +12,7 @@ import { Alerts } from '../src/alerts/index.js';
 import notificationsRoutes from '../src/alerts/routes.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
-import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../src/store/sqlite/devices.js';
 import deviceRoutes from '../src/devices/routes.js';
 import { ChangeFeed } from '../src/events.js';
 import { buildApp } from '../src/http/app.js';
@@ -20,15 +20,23 @@ import { planCycle } from '../src/scanner/state-machine.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { measuredObservations } from './alerts-world.js';
 import { benchToken } from './lib.js';
+import { SqliteOutboxStore } from '../src/store/sqlite/outbox.js';
+import { SqliteReadouts } from '../src/store/sqlite/readouts.js';
 
 const config = loadConfig({ ...process.env, API_TOKEN: benchToken }, '/nonexistent');
 const logger = pino({ level: 'warn' });
 const db = openDatabase(process.env.BENCH_DB ?? '');
 const app = await buildApp({ token: benchToken, bodyLimit: config.BODY_LIMIT, logger: false });
 const feed = new ChangeFeed(logger);
-const devices = new SqliteDeviceRepository(db);
+const devices = new SqliteDeviceStore(db);
 await app.register(deviceRoutes, { repository: devices, feed });
-const alerts = new Alerts({ db, config, logger, feed });
+const alerts = new Alerts({
+  outboxStore: new SqliteOutboxStore(db),
+  readouts: new SqliteReadouts(db),
+  config,
+  logger,
+  feed,
+});
 await app.register(notificationsRoutes, { alerts });
 const store = new ScanStore(devices);
 await app.listen({ port: config.PORT, host: config.HOST });

@@ -22,7 +22,7 @@ import { Outbox } from '../src/alerts/outbox.js';
 import { notifiableEventTypes } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
 import { planCycle } from '../src/scanner/state-machine.js';
-import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../src/store/sqlite/devices.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { startMosquitto } from '../test/helpers/mosquitto.js';
 import {
@@ -34,6 +34,7 @@ import {
 } from './alerts-world.js';
 import { benchToken, freePort, median, runLoad, type LoadResult } from './lib.js';
 import { mac } from './scan.js';
+import { SqliteOutboxStore } from '../src/store/sqlite/outbox.js';
 
 const cycleRounds = 9;
 const serverRounds = Number(process.env.BENCH_ALERTS_ROUNDS ?? 5);
@@ -58,10 +59,13 @@ export function benchCycleTime(seeded: string, dir: string): void {
       const file = join(dir, `cycle-${mode}.db`);
       copyFileSync(seeded, file);
       const db = openDatabase(file);
-      const store = new ScanStore(new SqliteDeviceRepository(db));
+      const store = new ScanStore(new SqliteDeviceStore(db));
       const outbox =
         mode === 'channels'
-          ? new Outbox(db, { channels: channelNames, enabledTypes: new Set(notifiableEventTypes) })
+          ? new Outbox(new SqliteOutboxStore(db), {
+              channels: channelNames,
+              enabledTypes: new Set(notifiableEventTypes),
+            })
           : undefined;
       const observations = measuredObservations();
       const started = performance.now();

@@ -15,14 +15,9 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { rowToJson, type DeviceRow } from '../src/devices/catalogue.js';
-import { deviceListStatements } from '../src/devices/sqlite-sql.js';
-import {
-  deviceGroups,
-  deviceStatus,
-  deviceTotalsSql,
-  totalsArray,
-  type DeviceGroup,
-} from '../src/devices/status.js';
+import { deviceListStatements } from '../src/store/sqlite/device-sql.js';
+import { deviceGroups, deviceStatus, totalsArray, type DeviceGroup } from '../src/devices/status.js';
+import { deviceTotalsSql } from '../src/store/sqlite/status-sql.js';
 import { ceilingPages } from './ceiling-pages.js';
 
 const db = new Database(join(process.env.DATA_DIR ?? '.', 'netkeep.db'), { readonly: true });

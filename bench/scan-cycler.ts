@@ -8,7 +8,7 @@
  */
 import { openDatabase } from '../src/db/connection.js';
 import { planCycle } from '../src/scanner/state-machine.js';
-import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../src/store/sqlite/devices.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { observations, shiftedObservations } from './scan.js';
 
@@ -19,7 +19,7 @@ const pauseMs = Number(process.env.BENCH_CYCLE_PAUSE_MS ?? '0');
 if (file === '' || !(forMs > 0)) throw new Error('BENCH_DB and BENCH_CYCLE_MS are required');
 
 const db = openDatabase(file);
-const store = new ScanStore(new SqliteDeviceRepository(db));
+const store = new ScanStore(new SqliteDeviceStore(db));
 const sets = [observations(), shiftedObservations()];
 const durations: number[] = [];
 let events = 0;

@@ -31,7 +31,7 @@ import type { Observation } from '../src/scanner/discovery.js';
 import { MacStep, type DhcpIdentity } from '../src/scanner/macs.js';
 import { withLinks } from '../src/scanner/scanner.js';
 import { planCycle } from '../src/scanner/state-machine.js';
-import { SqliteDeviceRepository } from '../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../src/store/sqlite/devices.js';
 import { ScanStore } from '../src/scanner/store.js';
 import { dbTime } from '../src/time.js';
 import { startNetkeep } from './devices.js';
@@ -141,7 +141,7 @@ function macCycle(
 ): { ms: number; macMs: number; links: number } {
   copyFileSync(seeded, file);
   const db = openDatabase(file);
-  const repository = new SqliteDeviceRepository(db);
+  const repository = new SqliteDeviceStore(db);
   const store = new ScanStore(repository);
   const step = new MacStep(repository, true);
   const t0 = performance.now();
@@ -268,7 +268,7 @@ async function measure(seeded: string, dir: string, variant: Variant): Promise<v
     const db = openDatabase(file);
     const now = variant.prepare ? presenceNow : new Date();
     variant.prepare?.(db, now);
-    const store = new ScanStore(new SqliteDeviceRepository(db));
+    const store = new ScanStore(new SqliteDeviceStore(db));
     const since =
       variant.flapWindowMinutes === undefined
         ? null

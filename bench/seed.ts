@@ -5,9 +5,9 @@
  */
 import Database from 'better-sqlite3';
 import { openDatabase } from '../src/db/connection.js';
-import { migrations } from '../src/db/migrations.js';
+import { migrations } from '../src/store/sqlite/migrations.js';
 import { storedFields, type DbValue } from '../src/devices/catalogue.js';
-import { newDeviceRow } from '../src/devices/sqlite-repository.js';
+import { newDeviceRow } from '../src/store/sqlite/devices.js';
 
 export interface Seeder {
   /**

@@ -2,29 +2,23 @@
  * Composition root: opens the database, resolves the token, builds the app and wires every feature
  * into it. `close()` is the graceful shutdown used by SIGTERM/SIGINT and by tests.
  */
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { Alerts } from './alerts/index.js';
 import notificationsRoutes from './alerts/routes.js';
 import backupRoutes from './backup/routes.js';
-import { openDatabase } from './db/connection.js';
 import { ChangeFeed } from './events.js';
 import compatRoutes from './compat/routes.js';
 import newerCompatRoutes from './compat/newer-routes.js';
-import { SqliteCompatStore } from './compat/store.js';
 import deviceListRoutes from './devices/list-routes.js';
 import deviceRoutes from './devices/routes.js';
-import { SqliteEventLog } from './devices/event-log.js';
 import eventLogRoutes from './devices/event-log-routes.js';
 import totalsRoutes from './devices/totals-routes.js';
 import consoleRoutes from './http/console.js';
 import settingsRoutes from './http/settings.js';
-import { SqliteDeviceRepository } from './devices/sqlite-repository.js';
 import { resolveToken } from './http/auth.js';
 import { appVersion, buildApp, type App } from './http/app.js';
 import { cleanupOrphans } from './nettools/orphans.js';
-import { deviceSummaryReader } from './live/device-summary.js';
 import { LiveHub } from './live/hub.js';
 import liveRoutes from './live/routes.js';
 import { Metrics } from './metrics/metrics.js';
@@ -40,7 +34,7 @@ import { DeviceNamer } from './names/namer.js';
 import { NameResolver, type ResolverOptions } from './names/resolver.js';
 import nameRoutes from './names/routes.js';
 import { Scanner, scanTool } from './scanner/scanner.js';
-import { WatchStore } from './devices/watch-store.js';
+import { openStore } from './store/index.js';
 import { SecurityCycleWatch } from './watch/cycle.js';
 import { PortWatch } from './watch/ports.js';
 import { DhcpWatch } from './watch/dhcp.js';
@@ -77,18 +71,18 @@ export async function createServer(
   logger: Logger,
   options: ServerOptions = {},
 ): Promise<Server> {
-  const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
+  const store = openStore(config);
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
-  const devices = new SqliteDeviceRepository(db);
-  const metrics = new Metrics({ counts: () => devices.counts(), db, feed });
+  const { devices, presence } = store;
+  const metrics = new Metrics({ counts: () => devices.counts(), readouts: store.readouts, feed });
   const app = await buildApp({
     token,
     bodyLimit: config.BODY_LIMIT,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     maxConnections: config.MAX_CONNECTIONS,
     logger,
-    isHealthy: () => db.open,
+    isHealthy: () => store.isOpen(),
     corsOrigins: config.CORS_ORIGINS,
     trustProxy: config.TRUST_PROXY,
     instrument: (routes) => {
@@ -100,12 +94,12 @@ export async function createServer(
   await app.register(deviceRoutes, { repository: devices, feed });
   await app.register(deviceListRoutes, { repository: devices });
   await app.register(totalsRoutes, { repository: devices });
-  const eventLog = new SqliteEventLog(db);
+  const eventLog = store.eventLog;
   await app.register(eventLogRoutes, { eventLog });
   await app.register(consoleRoutes, {});
-  await app.register(backupRoutes, { db, dataDir: config.DATA_DIR });
+  await app.register(backupRoutes, { backup: store.backup, dataDir: config.DATA_DIR });
   await app.register(settingsRoutes, { config });
-  const compatStore = new SqliteCompatStore(db);
+  const compatStore = store.compat;
   await app.register(compatRoutes, {
     store: compatStore,
     devices,
@@ -141,7 +135,8 @@ export async function createServer(
   const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
     runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
   const alerts = new Alerts({
-    db,
+    outboxStore: store.outbox,
+    readouts: store.readouts,
     config,
     logger,
     feed,
@@ -159,9 +154,10 @@ export async function createServer(
   // The security watch's commands: same runner; its scheduled scans run as background work.
   const watchRunTool: WatchRunTool = (tool, args, { timeoutMs, signal, background }) =>
     runner.run({ tool, args, timeoutMs, signal, background, allowNonZeroExit: true });
-  const watchStore = new WatchStore(db);
+  const watchStore = store.watch;
   const scanner = new Scanner({
     devices,
+    presence,
     config,
     logger: logger.child({ component: 'scanner' }),
     runTool,
@@ -180,6 +176,7 @@ export async function createServer(
   const portWatch = new PortWatch({
     store: watchStore,
     devices,
+    presence,
     runTool: watchRunTool,
     logger: logger.child({ component: 'watch' }),
     minutes: config.PORT_WATCH_MINUTES,
@@ -188,7 +185,7 @@ export async function createServer(
   });
   const dhcpWatch = new DhcpWatch({
     store: watchStore,
-    devices,
+    presence,
     runTool: watchRunTool,
     discoveryTool: scanTool(config.SCAN_TOOL, runner.isInstalled('arp-scan')),
     subnets: scanner.subnets,
@@ -204,7 +201,7 @@ export async function createServer(
   const hub = new LiveHub({
     feed,
     replayLimit: config.STREAM_REPLAY_EVENTS,
-    describeDevices: deviceSummaryReader(db),
+    describeDevices: (macs) => store.readouts.summaries(macs),
   });
   await app.register(liveRoutes, {
     hub,
@@ -219,7 +216,7 @@ export async function createServer(
   dhcpWatch.start();
   alerts.start();
   const retention = new HistoryRetention({
-    devices,
+    presence,
     days: config.HISTORY_DAYS,
     logger: logger.child({ component: 'retention' }),
   });
@@ -244,7 +241,7 @@ export async function createServer(
       metrics.close();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-      if (db.open) db.close();
+      await store.close();
     })();
     return closing;
   }

@@ -46,8 +46,14 @@ export function toDbTime(value: string): string {
 export const periods = { '1 day': 1, '7 days': 7, '1 month': 30, '1 year': 365, all: null } as const;
 export type Period = keyof typeof periods;
 
+/** Start of a period, or null for `all`. */
+export function periodStartDate(period: Period, now: Date): Date | null {
+  const days = periods[period];
+  return days === null ? null : new Date(now.getTime() - days * 86_400_000);
+}
+
 /** Start of a period as storage text, or null for `all`. */
 export function periodStart(period: Period, now: Date): string | null {
-  const days = periods[period];
-  return days === null ? null : dbTime(new Date(now.getTime() - days * 86_400_000));
+  const start = periodStartDate(period, now);
+  return start === null ? null : dbTime(start);
 }

@@ -7,13 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
-import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { DailyTask } from '../daily-task.js';
 import { DomainError } from '../errors.js';
 import type { ChangeFeed } from '../events.js';
-import type { DeviceTotals } from '../devices/repository.js';
+import type { DeviceTotals } from '../store/devices.js';
+import type { AlertOutboxStore } from '../store/outbox.js';
+import type { DeviceReadouts } from '../store/readouts.js';
 import type { EventType } from '../scanner/state-machine.js';
 import { appriseChannel } from './channels/apprise.js';
 import { redactedUrl } from './channels/http.js';
@@ -42,7 +43,10 @@ export type AlertsConfig = Pick<
 >;
 
 export interface AlertsOptions {
-  readonly db: Database;
+  /** The outbox's rows. */
+  readonly outboxStore: AlertOutboxStore;
+  /** The devices the MQTT bridge publishes. */
+  readonly readouts: Pick<DeviceReadouts, 'trackedDevices' | 'trackedDevice'>;
   readonly config: AlertsConfig;
   readonly logger: Logger;
   readonly feed?: ChangeFeed;
@@ -86,7 +90,7 @@ export class Alerts {
         url: config.MQTT_URL,
         topicPrefix: config.MQTT_TOPIC_PREFIX,
         discoveryPrefix: config.MQTT_DISCOVERY_PREFIX,
-        db: options.db,
+        readouts: options.readouts,
         feed: options.feed,
         logger: logger.child({ component: 'mqtt' }),
         timeoutMs: config.NOTIFY_TIMEOUT_MS,
@@ -95,7 +99,7 @@ export class Alerts {
       channels.push(this.mqtt.channel);
     }
     this.channels = channels;
-    this.outbox = new Outbox(options.db, {
+    this.outbox = new Outbox(options.outboxStore, {
       channels: channels.map((c) => c.name),
       enabledTypes: new Set<EventType>(config.NOTIFY_EVENTS),
       onRecorded: () => {

@@ -24,13 +24,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { Database, Statement } from 'better-sqlite3';
+import type { DeviceReadouts, TrackedDevice } from '../store/readouts.js';
 import { connect, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
-import type { DeviceTotals } from '../devices/repository.js';
+import type { DeviceTotals } from '../store/devices.js';
 import { deviceStatus, type DeviceGroup } from '../devices/status.js';
 import type { ChangeFeed } from '../events.js';
-import { fromDbTime } from '../time.js';
 import { redactedUrl } from './channels/http.js';
 import { errorMessage, type Channel, type Delivery } from './model.js';
 
@@ -39,7 +38,8 @@ export interface MqttOptions {
   readonly url: string;
   readonly topicPrefix: string;
   readonly discoveryPrefix: string;
-  readonly db: Database;
+  /** The devices' state as published (the store's readouts). */
+  readonly readouts: Pick<DeviceReadouts, 'trackedDevices' | 'trackedDevice'>;
   readonly feed?: ChangeFeed;
   readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Connect timeout (NOTIFY_TIMEOUT_MS). */
@@ -60,16 +60,7 @@ const countSensors: readonly { counter: string; group: DeviceGroup; icon: string
   { counter: 'favorites', group: 'favorites', icon: 'star' },
 ];
 
-interface TrackedDeviceRow {
-  devMac: string;
-  devName: string;
-  devVendor: string;
-  devLastIP: string;
-  devLastConnection: string | null;
-  devPresentLastScan: number;
-  devAlertDown: number;
-  devIsArchived: number;
-}
+type TrackedDeviceRow = TrackedDevice;
 
 export interface Topics {
   readonly status: string;
@@ -153,7 +144,7 @@ export function deviceAttributes(device: TrackedDeviceRow): Record<string, unkno
   return {
     ip: device.devLastIP,
     vendor: device.devVendor,
-    last_seen: device.devLastConnection === null ? null : fromDbTime(device.devLastConnection),
+    last_seen: device.devLastConnection,
     status: deviceStatus(device.devPresentLastScan, device.devAlertDown),
   };
 }
@@ -166,8 +157,6 @@ export class MqttBridge {
   readonly channel: Channel;
   private readonly topics: Topics;
   private readonly client: MqttClient;
-  private readonly allDevices: Statement<[], TrackedDeviceRow>;
-  private readonly oneDevice: Statement<[string], TrackedDeviceRow>;
   private readonly unsubscribe: Array<() => void> = [];
   private republishing: Promise<void> | undefined;
   /** Devices whose state to publish, drained in batches (a cycle may flip thousands at once). */
@@ -180,10 +169,6 @@ export class MqttBridge {
 
   constructor(private readonly options: MqttOptions) {
     this.topics = topics(options.topicPrefix, options.discoveryPrefix);
-    const columns =
-      'devMac, devName, devVendor, devLastIP, devLastConnection, devPresentLastScan, devAlertDown, devIsArchived';
-    this.allDevices = options.db.prepare(`SELECT ${columns} FROM Devices ORDER BY devMac`);
-    this.oneDevice = options.db.prepare(`SELECT ${columns} FROM Devices WHERE devMac = ?`);
     this.client = connect(options.url, {
       clientId: `netkeep_${randomBytes(6).toString('hex')}`,
       clean: true,
@@ -300,7 +285,7 @@ export class MqttBridge {
     }
     this.republishing = (async () => {
       let count = 0;
-      for (const device of this.allDevices.all()) {
+      for (const device of this.options.readouts.trackedDevices()) {
         if (this.stopped || !this.client.connected) return;
         if (device.devIsArchived === 1) continue;
         this.publishTracked(device);
@@ -335,7 +320,7 @@ export class MqttBridge {
 
   private publishDevice(mac: string, withConfig = true): void {
     if (!this.client.connected) return; // the next connect publishes everything
-    const device = this.oneDevice.get(mac);
+    const device = this.options.readouts.trackedDevice(mac);
     if (device === undefined) return;
     if (device.devIsArchived === 1) this.clearDevice(mac);
     else this.publishTracked(device, withConfig);

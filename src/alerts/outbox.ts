@@ -1,15 +1,12 @@
 /**
- * The alert outbox: the `Notifications` table. A scan cycle's notifications are written by
- * `record`, which the scanner calls inside the cycle's own transaction (before COMMIT), so a crash
- * either keeps the cycle and its notifications or neither. One row per channel per cycle carries
- * all of the cycle's notified events (and, when some were skipped, one `skipped` row per channel
- * carries those). The delivery loop reads due rows and records each attempt's outcome here.
- *
- * Statements are prepared once; every value is a bound parameter.
+ * The alert outbox: what a scan cycle's events notify, kept by the store's outbox
+ * (src/store/outbox.ts). A cycle's notifications are written by `record`, which the scanner calls
+ * inside the cycle's own transaction (before COMMIT), so a crash either keeps the cycle and its
+ * notifications or neither. One row per channel per cycle carries all of the cycle's notified
+ * events (and, when some were skipped, one `skipped` row per channel carries those). The delivery
+ * loop reads due rows and records each attempt's outcome here.
  */
-import { randomUUID } from 'node:crypto';
-import type { Database, Statement } from 'better-sqlite3';
-import { deviceStatus } from '../devices/status.js';
+import type { AlertOutboxStore, NotificationBatch } from '../store/outbox.js';
 import { isRandomMac } from '../validation.js';
 import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
 import { dbTime, fromDbTime } from '../time.js';
@@ -21,34 +18,6 @@ import {
   type NotificationView,
 } from './model.js';
 import { decide } from './rules.js';
-
-interface DeviceAlertRow {
-  devName: string;
-  devOwner: string;
-  devType: string;
-  devVendor: string;
-  devLastIP: string;
-  devPresentLastScan: number;
-  devAlertDown: number;
-  devAlertEvents: number;
-  devSkipRepeated: number;
-  devLastNotification: string | null;
-  flapping: number;
-}
-
-interface NotificationRow {
-  id: number;
-  deliveryId: string;
-  channel: ChannelName;
-  status: NotificationStatus;
-  attempts: number;
-  createdAt: string;
-  sentAt: string | null;
-  lastError: string | null;
-  payloadId: number;
-  eventCount: number;
-  preview: string;
-}
 
 /** A pending row the delivery loop may send. */
 export interface DueNotification {
@@ -82,113 +51,12 @@ export interface RecordResult {
 }
 
 export class Outbox {
-  private readonly selectDevice: Statement<[string], DeviceAlertRow>;
-  private readonly insertPayload: Statement<[string, number, string]>;
-  private readonly insert: Statement<
-    [string, ChannelName, NotificationStatus, string, number | null, number | bigint, string | null]
-  >;
-  private readonly dueStatement: Statement<
-    [ChannelName, number, number],
-    { id: number; deliveryId: string; attempts: number; payloadId: number }
-  >;
-  private readonly payloadStatement: Statement<[number], { events: string }>;
-  private readonly nextDueStatement: Statement<[], { next: number | null }>;
-  private readonly markSent: Statement<[string, number]>;
-  private readonly markRetry: Statement<[number, string, number]>;
-  private readonly markFailed: Statement<[string, number]>;
-  private readonly setLastNotification: Statement<[string, string]>;
-  private readonly failChannel: Statement<[string, string]>;
-  private readonly countStatement: Statement<[string | null, string | null], { total: number }>;
-  private readonly pageStatement: Statement<[string | null, string | null, number, number], NotificationRow>;
-  private readonly countsStatement: Statement<
-    [],
-    { channel: ChannelName; status: NotificationStatus; count: number }
-  >;
-  private readonly oldRows: Statement<[string, number], { id: number; payloadId: number }>;
-  private readonly deleteRow: Statement<[number]>;
-  private readonly deleteUnusedPayload: Statement<[number, number]>;
-  private readonly pruneTransaction: (before: string, limit: number) => OutboxPruneResult;
   private readonly payloads = new Map<number, NotificationEvent[]>();
-  private readonly sentTransaction: (id: number, sentAt: string, macs: readonly string[]) => void;
 
   constructor(
-    db: Database,
+    private readonly store: AlertOutboxStore,
     private readonly options: OutboxOptions,
-  ) {
-    this.selectDevice = db.prepare(`
-      SELECT devName, devOwner, devType, devVendor, devLastIP, devPresentLastScan, devAlertDown,
-             devAlertEvents, devSkipRepeated, devLastNotification,
-             COALESCE((SELECT flapping FROM ScanState WHERE mac = devMac), 0) AS flapping
-      FROM Devices WHERE devMac = ?`);
-    this.insertPayload = db.prepare(
-      'INSERT INTO NotificationPayloads (events, eventCount, preview) VALUES (?, ?, ?)',
-    );
-    this.insert = db.prepare(`
-      INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, payloadId,
-                                 lastError)
-      VALUES (?, ?, ?, 0, ?, ?, ?, ?)`);
-    // The payload is read separately, only when it is not parsed already (it can be large).
-    this.dueStatement = db.prepare(`
-      SELECT id, deliveryId, attempts, payloadId
-      FROM Notifications INDEXED BY Notifications_due
-      WHERE status = 'pending' AND channel = ? AND nextAttemptAt <= ?
-      ORDER BY nextAttemptAt, id LIMIT ?`);
-    this.payloadStatement = db.prepare('SELECT events FROM NotificationPayloads WHERE id = ?');
-    this.nextDueStatement = db.prepare(
-      "SELECT MIN(nextAttemptAt) AS next FROM Notifications WHERE status = 'pending'",
-    );
-    this.markSent = db.prepare(`
-      UPDATE Notifications
-      SET status = 'sent', attempts = attempts + 1, sentAt = ?, nextAttemptAt = NULL, lastError = NULL
-      WHERE id = ?`);
-    this.markRetry = db.prepare(`
-      UPDATE Notifications SET attempts = attempts + 1, nextAttemptAt = ?, lastError = ? WHERE id = ?`);
-    this.markFailed = db.prepare(`
-      UPDATE Notifications
-      SET status = 'failed', attempts = attempts + 1, nextAttemptAt = NULL, lastError = ?
-      WHERE id = ?`);
-    this.setLastNotification = db.prepare('UPDATE Devices SET devLastNotification = ? WHERE devMac = ?');
-    this.failChannel = db.prepare(`
-      UPDATE Notifications SET status = 'failed', nextAttemptAt = NULL, lastError = ?
-      WHERE status = 'pending' AND channel = ?`);
-    this.countStatement = db.prepare(
-      'SELECT COUNT(*) AS total FROM Notifications WHERE ? IS NULL OR status = ?',
-    );
-    this.pageStatement = db.prepare(`
-      SELECT n.id, n.deliveryId, n.channel, n.status, n.attempts, n.createdAt, n.sentAt, n.lastError,
-             n.payloadId, p.eventCount, p.preview
-      FROM Notifications n JOIN NotificationPayloads p ON p.id = n.payloadId
-      WHERE ? IS NULL OR n.status = ?
-      ORDER BY n.id DESC LIMIT ? OFFSET ?`);
-    this.countsStatement = db.prepare(
-      'SELECT channel, status, COUNT(*) AS count FROM Notifications GROUP BY channel, status',
-    );
-    // Pending rows are never pruned: they are still to be delivered, however old.
-    this.oldRows = db.prepare(`
-      SELECT id, payloadId FROM Notifications
-      WHERE status IN ('sent', 'failed', 'skipped') AND createdAt < ?
-      ORDER BY id LIMIT ?`);
-    this.deleteRow = db.prepare('DELETE FROM Notifications WHERE id = ?');
-    this.deleteUnusedPayload = db.prepare(`
-      DELETE FROM NotificationPayloads
-      WHERE id = ? AND NOT EXISTS (SELECT 1 FROM Notifications WHERE payloadId = ?)`);
-    this.pruneTransaction = db.transaction((before: string, limit: number) => {
-      const rows = this.oldRows.all(before, limit);
-      for (const row of rows) this.deleteRow.run(row.id);
-      let payloads = 0;
-      for (const payloadId of new Set(rows.map((row) => row.payloadId))) {
-        const deleted = this.deleteUnusedPayload.run(payloadId, payloadId).changes;
-        payloads += deleted;
-        // The id may be given again to a new payload (the largest one was deleted).
-        if (deleted > 0) this.payloads.delete(payloadId);
-      }
-      return { notifications: rows.length, payloads };
-    });
-    this.sentTransaction = db.transaction((id: number, sentAt: string, macs: readonly string[]) => {
-      this.markSent.run(sentAt, id);
-      for (const mac of macs) this.setLastNotification.run(sentAt, mac);
-    });
-  }
+  ) {}
 
   /**
    * Writes the notifications of a cycle's events. Must run inside the cycle's transaction, after
@@ -202,20 +70,9 @@ export class Outbox {
     const skippedFlapping: NotificationEvent[] = [];
     for (const event of events) {
       if (!enabledTypes.has(event.type)) continue;
-      const device = this.selectDevice.get(event.mac);
+      const device = this.store.alertDevice(event.mac);
       if (device === undefined) continue;
-      const decision = decide(
-        event.type,
-        {
-          alertEvents: device.devAlertEvents === 1,
-          alertDown: device.devAlertDown === 1,
-          skipRepeatedHours: device.devSkipRepeated,
-          lastNotification:
-            device.devLastNotification === null ? null : new Date(fromDbTime(device.devLastNotification)),
-          flapping: device.flapping === 1,
-        },
-        { enabledTypes, now },
-      );
+      const decision = decide(event.type, device, { enabledTypes, now });
       if (decision === 'ignore') continue;
       const item: NotificationEvent = {
         type: event.type,
@@ -229,13 +86,13 @@ export class Outbox {
           devType: device.devType,
           devVendor: device.devVendor,
           devLastIP: device.devLastIP,
-          devStatus: deviceStatus(device.devPresentLastScan, device.devAlertDown),
+          devStatus: device.devStatus,
           devRandomMac: isRandomMac(event.mac) ? 1 : 0,
         },
       };
       (decision === 'notify' ? notified : decision === 'skip' ? skipped : skippedFlapping).push(item);
     }
-    const createdAt = dbTime(now);
+    const batches: NotificationBatch[] = [];
     // The events skipped because their device flaps get rows of their own: lastError says why.
     for (const [status, items, reason] of [
       ['pending', notified, null],
@@ -243,16 +100,17 @@ export class Outbox {
       ['skipped', skippedFlapping, 'flapping'],
     ] as const) {
       if (items.length === 0) continue;
-      const payloadId = this.insertPayload.run(
-        JSON.stringify(items),
-        items.length,
-        JSON.stringify(items.slice(0, previewEvents)),
-      ).lastInsertRowid;
-      // Due at once by the wall clock (the cycle's `now` may be a test's clock).
-      const due = status === 'pending' ? Date.now() : null;
-      for (const channel of channels)
-        this.insert.run(randomUUID(), channel, status, createdAt, due, payloadId, reason);
+      batches.push({
+        status,
+        reason,
+        events: items,
+        preview: items.slice(0, previewEvents),
+        channels,
+        // Due at once by the wall clock (the cycle's `now` may be a test's clock).
+        dueMs: status === 'pending' ? Date.now() : null,
+      });
     }
+    this.store.writeNotifications(batches, now);
     if (notified.length > 0) this.options.onRecorded?.();
     for (const items of [skipped, skippedFlapping])
       if (items.length > 0) for (const channel of channels) this.options.onSkipped?.(channel);
@@ -269,7 +127,7 @@ export class Outbox {
     limit: number,
     skip: ReadonlySet<number> = new Set(),
   ): DueNotification[] {
-    const rows = this.dueStatement.all(channel, nowMs, limit + skip.size).filter((row) => !skip.has(row.id));
+    const rows = this.store.due(channel, nowMs, limit + skip.size).filter((row) => !skip.has(row.id));
     return rows.slice(0, limit).map((row) => ({
       id: row.id,
       deliveryId: row.deliveryId,
@@ -285,7 +143,7 @@ export class Outbox {
   private parsedPayload(payloadId: number): NotificationEvent[] {
     let events = this.payloads.get(payloadId);
     if (events === undefined) {
-      events = JSON.parse(this.payloadStatement.get(payloadId)?.events ?? '[]') as NotificationEvent[];
+      events = this.store.payload(payloadId);
       this.payloads.set(payloadId, events);
       for (const key of this.payloads.keys()) {
         if (this.payloads.size <= 8) break;
@@ -297,27 +155,27 @@ export class Outbox {
 
   /** Unix ms of the earliest pending attempt, or null when nothing is pending. */
   nextDue(): number | null {
-    return this.nextDueStatement.get()?.next ?? null;
+    return this.store.nextDue();
   }
 
   /** The receiver confirmed: the row is sent and its devices' devLastNotification is `sentAt`. */
   sent(id: number, sentAt: Date, macs: readonly string[]): void {
-    this.sentTransaction(id, dbTime(sentAt), [...new Set(macs)]);
+    this.store.sent(id, sentAt, [...new Set(macs)]);
   }
 
   /** The attempt failed; another one is due at `nextAttemptAtMs`. */
   retryLater(id: number, nextAttemptAtMs: number, error: string): void {
-    this.markRetry.run(nextAttemptAtMs, error, id);
+    this.store.retryLater(id, nextAttemptAtMs, error);
   }
 
   /** The last attempt failed: the row is failed with `error`. */
   failed(id: number, error: string): void {
-    this.markFailed.run(error, id);
+    this.store.failed(id, error);
   }
 
   /** Every pending row of a channel that is no longer configured is failed with `error`. */
   failPending(channel: ChannelName, error: string): number {
-    return this.failChannel.run(error, channel).changes;
+    return this.store.failPending(channel, error);
   }
 
   /**
@@ -329,21 +187,7 @@ export class Outbox {
     offset: number,
     limit: number,
   ): { total: number; notifications: NotificationView[] } {
-    const filter = status ?? null;
-    const total = this.countStatement.get(filter, filter)?.total ?? 0;
-    const notifications = this.pageStatement.all(filter, filter, limit, offset).map((row) => ({
-      id: row.id,
-      deliveryId: row.deliveryId,
-      channel: row.channel,
-      status: row.status,
-      attempts: row.attempts,
-      createdAt: fromDbTime(row.createdAt),
-      sentAt: row.sentAt === null ? null : fromDbTime(row.sentAt),
-      lastError: row.lastError,
-      eventCount: row.eventCount,
-      events: JSON.parse(row.preview) as NotificationEvent[],
-    }));
-    return { total, notifications };
+    return this.store.list(status, offset, limit);
   }
 
   /**
@@ -351,11 +195,14 @@ export class Outbox {
    * payloads no notification refers to any more, in one transaction. Pending rows stay.
    */
   pruneBatch(before: Date, limit: number): OutboxPruneResult {
-    return this.pruneTransaction(dbTime(before), limit);
+    const result = this.store.pruneBatch(before, limit);
+    // An id may be given again to a new payload (the largest one was deleted).
+    for (const id of result.payloadIds) this.payloads.delete(id);
+    return { notifications: result.notifications, payloads: result.payloads };
   }
 
   /** Rows by channel and status (for metrics: netkeep_notifications_total{channel,status}). */
   countsByChannelAndStatus(): Array<{ channel: ChannelName; status: NotificationStatus; count: number }> {
-    return this.countsStatement.all();
+    return this.store.countsByChannelAndStatus();
   }
 }

@@ -5,9 +5,9 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../config.js';
-import { fileStamp, snapshot } from './snapshot.js';
+import { fileStamp } from '../store/backup.js';
+import { backupFile } from '../store/sqlite/backup.js';
 
 async function main(argv: readonly string[]): Promise<number> {
   if (argv.length > 1 || argv[0]?.startsWith('-')) {
@@ -33,13 +33,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   mkdirSync(dirname(target), { recursive: true });
-  const db = new Database(source, { readonly: true, fileMustExist: true });
-  try {
-    db.pragma('busy_timeout = 5000');
-    await snapshot(db, target);
-  } finally {
-    db.close();
-  }
+  await backupFile(source, target);
   process.stdout.write(`${target}\n`);
   return 0;
 }

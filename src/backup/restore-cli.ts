@@ -7,37 +7,9 @@
  */
 import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../config.js';
-import { openDatabase } from '../db/connection.js';
-import { countRows, fileStamp, inspectBackup, NotABackup } from './snapshot.js';
-
-class Refused extends Error {}
-
-/**
- * Whether another process has the database open (a running server): every connection to a WAL
- * database holds a shared lock on it while open, so an exclusive lock taken without waiting fails.
- * When none is held, any WAL a crashed server left is checkpointed into the file before it moves.
- */
-function takeOver(path: string): void {
-  const db = new Database(path, { fileMustExist: true, timeout: 0 });
-  try {
-    db.pragma('locking_mode = EXCLUSIVE');
-    try {
-      db.exec('BEGIN EXCLUSIVE; COMMIT');
-    } catch (err) {
-      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY') === true)
-        throw new Refused(
-          `${path} is in use: stop the netkeep server (and anything else that has the database open) before restoring`,
-        );
-      throw err;
-    }
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    db.pragma('journal_mode = DELETE');
-  } finally {
-    db.close();
-  }
-}
+import { fileStamp } from '../store/backup.js';
+import { InUse, inspectBackup, migrateAndCount, NotABackup, takeOver } from '../store/sqlite/backup.js';
 
 function main(argv: readonly string[]): number {
   if (argv.length !== 1 || argv[0]?.startsWith('-')) {
@@ -67,16 +39,14 @@ function main(argv: readonly string[]): number {
     const partial = `${target}.restoring`;
     copyFileSync(file, partial);
     renameSync(partial, target);
-    const db = openDatabase(target); // runs the migrations a older backup needs
-    const counts = countRows(db);
-    db.close();
+    const counts = migrateAndCount(target); // runs the migrations an older backup needs
     process.stdout.write(
       `restored ${file} (schema ${contents.schemaVersion}) into ${target}: ${counts.devices} devices, ${counts.events} events, ${counts.sessions} sessions\n` +
         (kept === undefined ? '' : `the database it replaced is kept as ${kept}\n`),
     );
     return 0;
   } catch (err) {
-    if (!(err instanceof NotABackup) && !(err instanceof Refused)) throw err;
+    if (!(err instanceof NotABackup) && !(err instanceof InUse)) throw err;
     process.stderr.write(`netkeep restore: ${err.message}; nothing was changed\n`);
     return 2;
   }

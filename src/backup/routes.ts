@@ -7,14 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Database } from 'better-sqlite3';
 import { toolRoute } from '../http/auth.js';
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
-import { fileStamp, snapshot } from './snapshot.js';
+import { fileStamp, type BackupStore } from '../store/backup.js';
 
 export interface BackupRoutesOptions {
-  readonly db: Database;
+  readonly backup: BackupStore;
   readonly dataDir: string;
 }
 
@@ -36,7 +35,7 @@ export default async function backupRoutes(app: App, opts: BackupRoutesOptions):
         rmSync(temporary, { force: true });
       };
       try {
-        await snapshot(opts.db, temporary);
+        await opts.backup.snapshot(temporary);
       } catch (err) {
         remove();
         throw err;

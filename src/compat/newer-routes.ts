@@ -12,18 +12,17 @@ import { DomainError } from '../errors.js';
 import type { App } from '../http/app.js';
 import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
 import { DeviceListItemSchema, rowToJson } from '../devices/catalogue.js';
-import type { SqliteEventLog } from '../devices/event-log.js';
+import type { EventLogStore } from '../store/event-log.js';
 import type { DeviceListQuery } from '../devices/list-query.js';
-import type { DeviceListItem, DeviceRepository } from '../devices/repository.js';
+import type { DeviceListItem, DeviceStore } from '../store/devices.js';
 import { deviceStatus } from '../devices/status.js';
-import { dbTime } from '../time.js';
 import { integerTextPattern, normalizeMac } from '../validation.js';
 import { deviceRows } from './routes.js';
-import type { CompatStore } from './store.js';
+import type { CompatStore } from '../store/compat.js';
 
 export interface NewerRoutesOptions {
-  readonly repository: DeviceRepository;
-  readonly eventLog: SqliteEventLog;
+  readonly repository: DeviceStore;
+  readonly eventLog: EventLogStore;
   readonly store: CompatStore;
 }
 
@@ -106,7 +105,7 @@ function textInteger(
 }
 
 /** Every item of a device list, read a batch at a time. */
-function allOf(repository: DeviceRepository, query: DeviceListQuery, limit: number): DeviceListItem[] {
+function allOf(repository: DeviceStore, query: DeviceListQuery, limit: number): DeviceListItem[] {
   const items: DeviceListItem[] = [];
   while (items.length < limit) {
     const page = repository.listDevices(query, {
@@ -253,7 +252,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
   );
 
   const recentEvents = (hours: number, limit: number) => {
-    const since = dbTime(new Date(Date.now() - hours * 3_600_000));
+    const since = new Date(Date.now() - hours * 3_600_000);
     const events = eventLog.list({ since }, { offset: 0, limit }).items;
     return { success: true as const, hours, count: events.length, events };
   };

@@ -15,20 +15,20 @@ import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
 import { fieldsByName, rowToJson, storedFields, type DbValue, type DeviceRow } from '../devices/catalogue.js';
 import { convertDevice } from '../import/device-values.js';
 import { LocalTimeReader } from '../import/local-time.js';
-import type { DeviceRepository } from '../devices/repository.js';
+import type { DeviceStore } from '../store/devices.js';
 import { deviceGroups, presenceGroups, totalsArray } from '../devices/status.js';
 import { periodNames } from '../devices/params.js';
-import { periodStart, type Period } from '../time.js';
+import { periodStartDate, type Period } from '../time.js';
 import { stringEnum } from '../enum-schema.js';
 import { macPattern, normalizeMac } from '../validation.js';
 import { csvLine, CsvError, CsvReader, unguard } from './csv.js';
 import { jsonBase64Content, limitedChunks, multipartPart } from './import-body.js';
-import type { ByStatusGroup, CompatStore, EventCursor, ImportedDevice } from './store.js';
+import type { ByStatusGroup, CompatStore, EventCursor, ImportedDevice } from '../store/compat.js';
 
 export interface CompatRoutesOptions {
   readonly store: CompatStore;
   /** The status counters, as the device store keeps them (the numbers of GET /devices/totals). */
-  readonly devices: Pick<DeviceRepository, 'totals'>;
+  readonly devices: Pick<DeviceStore, 'totals' | 'write'>;
   readonly feed?: ChangeFeed;
   /** IMPORT_BODY_LIMIT: the largest body of POST /devices/import (JSON or multipart). */
   readonly importBodyLimit: number;
@@ -357,10 +357,8 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
       async (request) => {
         const plan = await planImport(request, opts.importBodyLimit);
         // One transaction for the whole import.
-        const { inserted, updated } = store.importDevices(
-          plan.devices,
-          new Date().toISOString().slice(0, 19).replace('T', ' '),
-        );
+        const now = new Date();
+        const { inserted, updated } = await devices.write(() => store.importDevices(plan.devices, now));
         // One change for the whole import, however many devices: a stream client gets one message.
         if (inserted.length + updated.length > 0) feed?.publish('devices', { created: inserted, updated });
         return {
@@ -445,7 +443,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
       if (!sessionPeriods.includes(raw))
         throw badRequest(`period must be one of: ${sessionPeriods.join(', ')}.`, 'INVALID_PERIOD');
       const period: Period = raw === '100 years' ? 'all' : (raw as Period);
-      return store.sessionTotals(periodStart(period, new Date()) ?? '');
+      return store.sessionTotals(periodStartDate(period, new Date()));
     },
   );
 

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { migrate } from './migrations.js';
+import { migrate } from '../store/sqlite/migrations.js';
 
 export type { Database } from 'better-sqlite3';
 

@@ -7,13 +7,13 @@ import { stringPattern } from '../enum-schema.js';
 import type { App } from '../http/app.js';
 import { DomainError } from '../errors.js';
 import { ErrorRef } from '../http/schemas.js';
-import { acceptedTimePattern, toDbTime } from '../time.js';
-import type { EventLogFilter, SqliteEventLog } from './event-log.js';
+import { acceptedTimePattern, fromDbTime, toDbTime } from '../time.js';
+import type { EventLogFilter, EventLogStore } from '../store/event-log.js';
 import { EventSchema, eventTypes, type EventType } from './history.js';
 import { pagingParams, parsePage } from './params.js';
 
 export interface EventLogRoutesOptions {
-  readonly eventLog: SqliteEventLog;
+  readonly eventLog: EventLogStore;
 }
 
 const typeListWords = `must be a comma-separated list of: ${eventTypes.join(', ')}`;
@@ -65,10 +65,10 @@ function parseTypes(raw: string | undefined): EventType[] | undefined {
   return [...new Set(types)] as EventType[];
 }
 
-function parseTime(name: string, raw: string | undefined): string | undefined {
+function parseTime(name: string, raw: string | undefined): Date | undefined {
   if (raw === undefined) return undefined;
   try {
-    return toDbTime(raw);
+    return new Date(fromDbTime(toDbTime(raw)));
   } catch {
     throw new DomainError('invalid', `${name} must be an ISO 8601 date-time, e.g. 2026-01-31T18:00:00Z.`, {
       code: 'INVALID_TIME',

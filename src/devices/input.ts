@@ -20,7 +20,7 @@ import {
   type FieldKind,
   type StoredField,
 } from './catalogue.js';
-import type { DeviceChanges, DeviceValue } from './repository.js';
+import type { DeviceChanges, DeviceValue } from '../store/devices.js';
 
 /** What each kind accepts, in words, for error messages. */
 const expected: Record<FieldKind, string> = {

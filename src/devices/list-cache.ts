@@ -14,7 +14,7 @@
  * Nothing in it depends on which fields the catalogue has or which filters list-query.ts offers.
  */
 import type { DeviceListQuery } from './list-query.js';
-import type { ChangeReader, DeviceRepository } from './repository.js';
+import type { ChangeReader, DeviceStore } from '../store/devices.js';
 import { SizedMap } from './sized-map.js';
 
 /**
@@ -65,7 +65,7 @@ export class DeviceListCache {
    * @param maxAnswerBytes bytes of whole answers kept
    */
   constructor(
-    private readonly repository: DeviceRepository,
+    private readonly repository: DeviceStore,
     maxChars = defaultMaxChars,
     maxAnswerBytes = defaultMaxAnswerBytes,
   ) {

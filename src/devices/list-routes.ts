@@ -36,7 +36,7 @@ import {
   flappingParam,
   parseFlagFilter,
 } from './params.js';
-import type { DeviceRepository } from './repository.js';
+import type { DeviceStore } from '../store/devices.js';
 
 const tags = ['devices'];
 
@@ -82,7 +82,7 @@ function pageSchema(
 
 export interface DeviceListRoutesOptions {
   /** Where the lists are read from. */
-  readonly repository: DeviceRepository;
+  readonly repository: DeviceStore;
 }
 
 /** The device list routes, as an encapsulated Fastify plugin (register it with `app.register`). */

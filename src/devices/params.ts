@@ -11,7 +11,7 @@ import { stringEnum } from '../enum-schema.js';
 import { DomainError } from '../errors.js';
 import { periods, type Period } from '../time.js';
 import { integerTextPattern, macPattern, normalizeMac } from '../validation.js';
-import type { DeviceRepository, Page } from './repository.js';
+import type { DeviceStore, Page } from '../store/devices.js';
 import {
   deviceListStatuses,
   maxSearchLength,
@@ -51,7 +51,7 @@ export function pathMac(raw: string): string {
  * The device a path's `<mac>` names: its canonical MAC resolved through the aliases (a device is
  * found by any of its MACs), or a 400. The one place a `/device/<mac>` path becomes a devMac.
  */
-export function deviceMac(raw: string, devices: Pick<DeviceRepository, 'resolveMac'>): string {
+export function deviceMac(raw: string, devices: Pick<DeviceStore, 'resolveMac'>): string {
   return devices.resolveMac(requireMac(raw));
 }
 

@@ -20,7 +20,7 @@ import { defaultDeviceJson, DeviceChildSchema, DeviceSchema, DeviceWriteSchema }
 import { columnWrite, deviceWrite } from './input.js';
 import { deviceMac, MacParams, notFound, parsePeriod, pathMac, PeriodQuery, requireMac } from './params.js';
 import { DeviceJsonCache } from './view-cache.js';
-import type { DeviceRepository } from './repository.js';
+import type { DeviceStore } from '../store/devices.js';
 import { deviceStatus } from './status.js';
 
 const tags = ['devices'];
@@ -84,7 +84,7 @@ const deviceErrors = { ...commonErrors, 404: ErrorRef } as const;
 
 export interface DeviceRoutesOptions {
   /** Where devices are read and written. */
-  readonly repository: DeviceRepository;
+  readonly repository: DeviceStore;
   /** Told about every write the routes commit (`device` {mac, change}). */
   readonly feed?: ChangeFeed;
 }

@@ -6,11 +6,11 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { ErrorRef } from '../http/schemas.js';
-import type { DeviceRepository } from './repository.js';
+import type { DeviceStore } from '../store/devices.js';
 import { deviceGroups, totalsArray, totalsNames } from './status.js';
 
 export interface TotalsRoutesOptions {
-  readonly repository: DeviceRepository;
+  readonly repository: DeviceStore;
 }
 
 const tags = ['devices'];

@@ -16,7 +16,7 @@
  * fraction of the memory of the object it came from.
  */
 import { periods, type Period } from '../time.js';
-import { presenceHours, type ChangeReader, type DeviceRepository } from './repository.js';
+import { presenceHours, type ChangeReader, type DeviceStore } from '../store/devices.js';
 import { SizedMap } from './sized-map.js';
 
 interface Entry {
@@ -58,7 +58,7 @@ export class DeviceJsonCache {
    * @param maxChars JSON characters kept
    */
   constructor(
-    private readonly repository: DeviceRepository,
+    private readonly repository: DeviceStore,
     maxChars = defaultMaxChars,
   ) {
     this.changes = repository.changeReader();

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../config.js';
 import { isDomainError } from '../errors.js';
-import { importDatabase, type ImportReport, type TableCounts } from './importer.js';
+import { importDatabase, type ImportReport, type TableCounts } from '../store/sqlite/import/importer.js';
 
 const usage = 'usage: npm run import -- [--dry-run] [--timezone <IANA zone>] <path of app.db or pialert.db>';
 

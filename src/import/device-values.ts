@@ -13,7 +13,7 @@ import {
 import { storableJson } from '../json-bounds.js';
 import { normalizeMac } from '../validation.js';
 import type { LocalTimeReader } from './local-time.js';
-import type { ColumnMap } from './source.js';
+import type { ColumnMap } from '../store/sqlite/import/source.js';
 
 /** devSkipRepeated is a number of hours, 0 (off) to a year. */
 export const maxSkipRepeatedHours = 8760;

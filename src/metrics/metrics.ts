@@ -9,9 +9,9 @@
  *   alert delivery, through `recordNotification`);
  * - prom-client's default process_* and nodejs_* metrics.
  */
-import type { Database } from 'better-sqlite3';
+import type { DeviceReadouts, DeviceStatusRow } from '../store/readouts.js';
 import client from 'prom-client';
-import type { DeviceCounts } from '../devices/repository.js';
+import type { DeviceCounts } from '../store/devices.js';
 import { deviceStatuses, type DeviceCounter } from '../devices/status.js';
 import type { ChangeFeed } from '../events.js';
 import { RequestStats } from './request-stats.js';
@@ -20,19 +20,9 @@ export interface MetricsOptions {
   /** The device counts the store keeps (the numbers of GET /devices/totals, never a scan). */
   readonly counts: () => DeviceCounts;
   /** For the per-device series, which list every device anyway. */
-  readonly db: Database;
+  /** The per-device series' rows (the store's readouts). */
+  readonly readouts: Pick<DeviceReadouts, 'statusRows'>;
   readonly feed: ChangeFeed;
-}
-
-interface DeviceStatusRow {
-  devName: string | null;
-  devMac: string;
-  devLastIP: string | null;
-  devVendor: string | null;
-  devFirstConnection: string | null;
-  devLastConnection: string | null;
-  devType: string | null;
-  status: string;
 }
 
 /** Each NetAlertX total: its metric name, help text and the device counter it shows. */
@@ -127,23 +117,10 @@ export class Metrics {
       registers,
     });
 
-    const { db, feed } = options;
+    const { readouts, feed } = options;
     this.counts = options.counts;
     // NetAlertX's status order: New first, then On-line, Down, Archived, Off-line.
-    // Text read one character past the label bound (labelValue marks the cut), not the whole 16 KB.
-    const cut = (column: string): string => `substr(${column}, 1, ${maxLabelChars + 1}) AS ${column}`;
-    const perDevice = db.prepare<[], DeviceStatusRow>(`
-      SELECT ${cut('devName')}, devMac, ${cut('devLastIP')}, ${cut('devVendor')}, devFirstConnection,
-        devLastConnection, ${cut('devType')},
-        CASE
-          WHEN devIsNew IS 1 THEN 'New'
-          WHEN devPresentLastScan IS 1 THEN 'Online'
-          WHEN devAlertDown IS 1 THEN 'Down'
-          WHEN devIsArchived IS 1 THEN 'Archived'
-          ELSE 'Offline'
-        END AS status
-      FROM Devices ORDER BY devMac`);
-    this.selectDevices = () => perDevice.all();
+    this.selectDevices = () => readouts.statusRows(maxLabelChars);
 
     const stopScan = feed.subscribe('scan-finished', (summary) => {
       this.scanDuration.observe(summary.durationMs / 1000);

@@ -12,7 +12,7 @@
  * round is bounded by NAME_CONCURRENCY and NAME_TIMEOUT_MS) and which catches renames made while
  * netkeep was down.
  */
-import type { DeviceRepository } from '../devices/repository.js';
+import type { DeviceStore } from '../store/devices.js';
 import type { NameUpdate, PresenceChanges, StoredDeviceName } from '../devices/presence.js';
 import { notFound } from '../devices/params.js';
 import { decideName, isProtected } from './rules.js';
@@ -33,7 +33,7 @@ export class PreparedNames {
 
   constructor(
     private readonly round: LookupRound,
-    private readonly devices: DeviceRepository,
+    private readonly devices: DeviceStore,
   ) {}
 
   get errors(): readonly NameSourceError[] {
@@ -94,7 +94,7 @@ export class DeviceNamer {
 
   constructor(
     private readonly resolver: NameResolver,
-    private readonly devices: DeviceRepository,
+    private readonly devices: DeviceStore,
     private readonly refreshMinutes: number,
   ) {}
 

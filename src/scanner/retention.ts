@@ -5,12 +5,12 @@
  */
 import type { Logger } from 'pino';
 import { DailyTask } from '../daily-task.js';
-import type { DeviceRepository } from '../devices/repository.js';
+import type { PresenceStore } from '../store/presence.js';
 import { ScanStore, type PruneResult } from './store.js';
 
 export interface HistoryRetentionOptions {
   /** The device store: it deletes the rows. */
-  readonly devices: DeviceRepository;
+  readonly presence: PresenceStore;
   /** HISTORY_DAYS. */
   readonly days: number;
   readonly logger: Pick<Logger, 'info' | 'error'>;
@@ -24,7 +24,7 @@ export class HistoryRetention {
   private readonly task: DailyTask<PruneResult>;
 
   constructor(private readonly options: HistoryRetentionOptions) {
-    this.store = new ScanStore(options.devices);
+    this.store = new ScanStore(options.presence);
     this.now = options.now ?? (() => new Date());
     this.task = new DailyTask(() => this.prune(), { events: 0, sessions: 0 });
   }

@@ -10,7 +10,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ChangeFeed } from '../events.js';
-import type { DeviceRepository } from '../devices/repository.js';
+import type { DeviceStore } from '../store/devices.js';
+import type { PresenceStore } from '../store/presence.js';
 import { DomainError } from '../errors.js';
 import {
   discoverSubnet,
@@ -48,7 +49,9 @@ export type ScannerConfig = Pick<
 
 export interface ScannerOptions {
   /** The device store: presence is read and written through it. */
-  readonly devices: DeviceRepository;
+  readonly devices: DeviceStore;
+  /** The cycle's reads and writes. */
+  readonly presence: PresenceStore;
   readonly config: ScannerConfig;
   readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Runs arp-scan / nmap; in production the shared tool runner. */
@@ -171,7 +174,7 @@ export class Scanner {
   /** Throws ConfigError when SCAN_SUBNETS is malformed. */
   constructor(private readonly options: ScannerOptions) {
     this.subnets = parseScanSubnets(options.config.SCAN_SUBNETS);
-    this.store = new ScanStore(options.devices);
+    this.store = new ScanStore(options.presence);
     this.macs = new MacStep(options.devices, options.config.RANDOM_MAC_LINK);
     this.now = options.now ?? (() => new Date());
     this.intervalMs = options.testOnlyIntervalMs ?? options.config.SCAN_INTERVAL * 1000;

@@ -5,11 +5,13 @@
  * Devices, Events, Sessions and ScanState tables, and this module only decides when to call it.
  */
 import { setImmediate } from 'node:timers/promises';
-import type { ApplyHooks, DeviceRepository, PruneResult } from '../devices/repository.js';
+import type { PruneResult } from '../store/devices.js';
+import type { PresenceStore } from '../store/presence.js';
 import type { KnownDevice } from '../devices/presence.js';
+import type { ApplyHooks } from '../store/devices.js';
 import type { ScanPlan } from './state-machine.js';
 
-export type { ApplyHooks, PruneResult } from '../devices/repository.js';
+export type { ApplyHooks, PruneResult } from '../store/devices.js';
 
 export interface PruneOptions {
   /** Rows deleted per statement; the event loop gets a turn between batches. Default 1000. */
@@ -17,7 +19,7 @@ export interface PruneOptions {
 }
 
 export class ScanStore {
-  constructor(private readonly devices: DeviceRepository) {}
+  constructor(private readonly devices: PresenceStore) {}
 
   /**
    * The previous state of every device, in one query; with `toggleSince` (the start of the flap

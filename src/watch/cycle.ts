@@ -4,7 +4,7 @@
  * the cycle's transaction, so a failed cycle forgets nothing and reports nothing.
  */
 import type { Logger } from 'pino';
-import type { WatchStore } from '../devices/watch-store.js';
+import type { WatchStore } from '../store/watch.js';
 import type { SubnetResult } from '../scanner/discovery.js';
 import type { CycleWatch } from '../scanner/scanner.js';
 import type { ScanSubnet } from '../scanner/subnets.js';

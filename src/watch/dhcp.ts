@@ -10,9 +10,9 @@
  */
 import type { Logger } from 'pino';
 import { defaultDeviceJson } from '../devices/catalogue.js';
-import type { DeviceRepository } from '../devices/repository.js';
+import type { PresenceStore } from '../store/presence.js';
 import type { NewDeviceJson, PlannedEvent } from '../devices/presence.js';
-import type { WatchStore } from '../devices/watch-store.js';
+import type { WatchStore } from '../store/watch.js';
 import { discoverSubnet, type RunTool, type ScanToolName } from '../scanner/discovery.js';
 import type { ScanSubnet } from '../scanner/subnets.js';
 import { ipVersion } from '../validation.js';
@@ -99,7 +99,8 @@ export interface DhcpWatchResult {
 
 export interface DhcpWatchOptions extends WatchSinks {
   readonly store: WatchStore;
-  readonly devices: DeviceRepository;
+  /** Where its events are written. */
+  readonly presence: PresenceStore;
   readonly runTool: WatchRunTool;
   /** The scanner's discovery tool, to find a server's MAC. */
   readonly discoveryTool: ScanToolName;
@@ -198,7 +199,7 @@ export class DhcpWatch {
 
   /** Events (and new devices) for rogue servers not already reported; one transaction. */
   private record(servers: readonly DhcpServerView[], now: Date): void {
-    const { store, devices } = this.options;
+    const { store, presence } = this.options;
     const rogue = servers.filter((s) => !s.trusted && s.mac !== '');
     const events: PlannedEvent[] = [];
     const newDevices: NewDeviceJson[] = [];
@@ -228,7 +229,7 @@ export class DhcpWatch {
       }
       for (const [ip, mac] of current) store.remember('rogue-dhcp', ip, mac);
       for (const ip of remembered.keys()) if (!current.has(ip)) store.remember('rogue-dhcp', ip, undefined);
-      writeWatchEvents(devices, this.options, events, newDevices, now);
+      writeWatchEvents(presence, this.options, events, newDevices, now);
     });
     publishWatchEvents(this.options, events);
   }

@@ -4,7 +4,7 @@
  * them, the same read as GET /device/<mac>/ports. As NetAlertX, a target with no stored open port
  * is "nothing found"; the reason says which case it is.
  */
-import type { StoredPort, WatchStore } from '../devices/watch-store.js';
+import type { StoredPort, WatchStore } from '../store/watch.js';
 import { DomainError } from '../errors.js';
 import { mappedIpv4Hint, parseIpOrMac } from '../validation.js';
 

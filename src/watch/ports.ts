@@ -8,9 +8,10 @@
  * it (its ports are not "all closed") and does not stop the others.
  */
 import type { Logger } from 'pino';
-import type { DeviceRepository } from '../devices/repository.js';
+import type { DeviceStore } from '../store/devices.js';
+import type { PresenceStore } from '../store/presence.js';
 import type { PlannedEvent } from '../devices/presence.js';
-import type { OpenPort, WatchStore } from '../devices/watch-store.js';
+import type { OpenPort, WatchStore } from '../store/watch.js';
 import { parseNmapXml, type NmapReport } from '../nettools/nmap-xml.js';
 import { ipVersion } from '../validation.js';
 import { cleanText } from './clean.js';
@@ -93,7 +94,9 @@ export function describePortChange(opened: readonly OpenPort[], closed: readonly
 
 export interface PortWatchOptions extends WatchSinks {
   readonly store: WatchStore;
-  readonly devices: DeviceRepository;
+  readonly devices: DeviceStore;
+  /** Where its events are written. */
+  readonly presence: PresenceStore;
   readonly runTool: WatchRunTool;
   readonly logger: Pick<Logger, 'info' | 'warn'>;
   /** PORT_WATCH_MINUTES; 0: off. */
@@ -190,7 +193,7 @@ export class PortWatch {
     });
     if (scanned.length === 0) return outcomes;
     const now = wholeSeconds(this.now());
-    const { store, devices } = this.options;
+    const { store, devices, presence } = this.options;
     // Through the device store's group commit: the flush to disk runs in the thread pool, so the
     // watch's commits never hold the event loop (synchronous commits here cost GETs 50-130 ms p99).
     const events = await devices.write((): PlannedEvent[] => {
@@ -209,7 +212,7 @@ export class PortWatch {
           pendingAlert: 1,
         });
       }
-      writeWatchEvents(devices, this.options, planned, [], now);
+      writeWatchEvents(presence, this.options, planned, [], now);
       return planned;
     });
     publishWatchEvents(this.options, events);

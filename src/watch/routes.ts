@@ -8,7 +8,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { App } from '../http/app.js';
 import { commonErrors, ErrorRef } from '../http/schemas.js';
 import { MacParams, notFound, pathMac } from '../devices/params.js';
-import type { StoredPort, WatchStore } from '../devices/watch-store.js';
+import type { StoredPort, WatchStore } from '../store/watch.js';
 import { ipOrMacPattern } from '../validation.js';
 import type { DhcpWatchResult } from './dhcp.js';
 import { openPortsOf } from './open-ports.js';

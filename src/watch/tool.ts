@@ -5,7 +5,7 @@
  * so API requests are never starved by them.
  */
 import type { NewDeviceJson, PlannedEvent } from '../devices/presence.js';
-import type { DeviceRepository } from '../devices/repository.js';
+import type { PresenceStore } from '../store/presence.js';
 import type { ChangeFeed } from '../events.js';
 import type { ToolName } from '../nettools/runner.js';
 import type { ToolResult } from '../scanner/discovery.js';
@@ -32,7 +32,7 @@ export interface WatchSinks {
  * transaction; their notifications are recorded in the same transaction.
  */
 export function writeWatchEvents(
-  devices: DeviceRepository,
+  devices: PresenceStore,
   sinks: WatchSinks,
   events: PlannedEvent[],
   newDevices: NewDeviceJson[],

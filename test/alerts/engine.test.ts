@@ -19,11 +19,13 @@ import type { Delivery, NotificationEvent } from '../../src/alerts/model.js';
 import { loadConfig } from '../../src/config.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
 import { ScanStore } from '../../src/scanner/store.js';
 import { eventually } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDb, type TempDb } from '../scanner/helpers.js';
+import { SqliteOutboxStore } from '../../src/store/sqlite/outbox.js';
+import { SqliteReadouts } from '../../src/store/sqlite/readouts.js';
 
 const secret = 'webhook-secret-3f9a1c';
 const ntfyToken = 'tk_ntfy_secret_77aa';
@@ -47,7 +49,7 @@ interface Harness {
 
 function harness(env: Record<string, string>): Harness {
   const handle = tempDb();
-  const store = new ScanStore(new SqliteDeviceRepository(handle.db));
+  const store = new ScanStore(new SqliteDeviceStore(handle.db));
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -60,7 +62,12 @@ function harness(env: Record<string, string>): Harness {
     { NOTIFY_RETRY_BASE_MS: '100', NOTIFY_TIMEOUT_MS: '2000', ...env },
     '/nonexistent',
   );
-  const alerts = new Alerts({ db: handle.db, config, logger });
+  const alerts = new Alerts({
+    outboxStore: new SqliteOutboxStore(handle.db),
+    readouts: new SqliteReadouts(handle.db),
+    config,
+    logger,
+  });
   alerts.start();
   return {
     handle,
@@ -532,7 +539,12 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     await receiver.waitFor('/hook');
     await h.alerts.stop();
     const config = loadConfig({}, '/nonexistent');
-    const again = new Alerts({ db: h.handle.db, config, logger: pino({ level: 'silent' }) });
+    const again = new Alerts({
+      outboxStore: new SqliteOutboxStore(h.handle.db),
+      readouts: new SqliteReadouts(h.handle.db),
+      config,
+      logger: pino({ level: 'silent' }),
+    });
     again.start();
     const [row] = rows(h);
     assert.equal(row?.status, 'failed');
@@ -564,7 +576,8 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     assert.equal(rows(h).length, 12);
 
     const again = new Alerts({
-      db: h.handle.db,
+      outboxStore: new SqliteOutboxStore(h.handle.db),
+      readouts: new SqliteReadouts(h.handle.db),
       config: loadConfig({ ...env, NOTIFY_RETENTION_DAYS: '30' }, '/nonexistent'),
       logger: pino({ level: 'silent' }),
       now: () => new Date('2025-03-01T12:00:00Z'),

@@ -11,13 +11,14 @@ import { after, before, describe, test } from 'node:test';
 import { Outbox } from '../../src/alerts/outbox.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import { ScanStore } from '../../src/scanner/store.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { notAuthorizedBody, runServerToExit, TestServer } from '../helpers/server.js';
+import { SqliteOutboxStore } from '../../src/store/sqlite/outbox.js';
 
 describe('notification endpoints', () => {
   let plain: TestServer;
@@ -212,8 +213,8 @@ describe('GET /notifications with a big outbox (in process)', () => {
     // connection to the server's database (as the scanner would): two rows sharing one payload.
     const db = openDatabase(join(server.dataDir, 'netkeep.db'));
     try {
-      const store = new ScanStore(new SqliteDeviceRepository(db));
-      const outbox = new Outbox(db, {
+      const store = new ScanStore(new SqliteDeviceStore(db));
+      const outbox = new Outbox(new SqliteOutboxStore(db), {
         channels: ['webhook', 'ntfy'],
         enabledTypes: new Set(loadConfig({}, '/nonexistent').NOTIFY_EVENTS),
       });

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { WatchStore, type OpenPort } from '../../src/devices/watch-store.js';
+import { SqliteWatchStore } from '../../src/store/sqlite/watch.js';
+import type { OpenPort } from '../../src/store/watch.js';
 import { ipOrMacPattern } from '../../src/validation.js';
 import { InProcessServer } from '../helpers/inject.js';
 
@@ -60,7 +61,7 @@ describe('POST /device/open_ports', () => {
     try {
       // devPrimaryIPv6 is the scanner's (not editable): set as the scanner stores it, RFC 5952 text.
       db.prepare('UPDATE Devices SET devPrimaryIPv6 = ? WHERE devMac = ?').run('fd00::1', macs.router);
-      const store = new WatchStore(db);
+      const store = new SqliteWatchStore(db);
       const at = new Date('2026-11-20T08:00:00Z');
       store.transaction(() => {
         store.writePorts(macs.router, [port(22, 'ssh', 'OpenSSH'), port(80, 'http')], at);

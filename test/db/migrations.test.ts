@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { migrate, migrations } from '../../src/db/migrations.js';
+import { migrate, migrations } from '../../src/store/sqlite/migrations.js';
 import { columnDefinition, storedFields } from '../../src/devices/catalogue.js';
 
 function tempDir(): { dir: string; remove: () => void } {

@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { eventLogSql } from '../../src/devices/event-log.js';
-import { containsPattern } from '../../src/devices/list-query.js';
-import { deviceListStatements } from '../../src/devices/sqlite-sql.js';
-import { deviceGroups, deviceGroupSql, deviceTotalsSql } from '../../src/devices/status.js';
+import { eventLogSql } from '../../src/store/sqlite/event-log.js';
+import { containsPattern } from '../../src/store/sqlite/list-sql.js';
+import { deviceListStatements } from '../../src/store/sqlite/device-sql.js';
+import { deviceGroups } from '../../src/devices/status.js';
+import { deviceGroupSql, deviceTotalsSql } from '../../src/store/sqlite/status-sql.js';
 import { TestServer } from '../helpers/server.js';
 
 type Json = Record<string, unknown>;

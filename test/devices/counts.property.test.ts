@@ -16,10 +16,10 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { historyCountsBackfill } from '../../src/db/migrations.js';
-import { presenceHours } from '../../src/devices/repository.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
-import { deviceSql } from '../../src/devices/sqlite-sql.js';
+import { historyCountsBackfill } from '../../src/store/sqlite/migrations.js';
+import { presenceHours } from '../../src/store/devices.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { deviceSql } from '../../src/store/sqlite/device-sql.js';
 import { DeviceJsonCache } from '../../src/devices/view-cache.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
@@ -114,7 +114,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 interface World {
   readonly db: Database;
   readonly other: Database;
-  readonly repo: SqliteDeviceRepository;
+  readonly repo: SqliteDeviceStore;
   readonly store: ScanStore;
   readonly cache: DeviceJsonCache;
   clock: number;
@@ -282,7 +282,7 @@ describe('per-device counts kept by triggers', () => {
           }),
           (actions, laters) => {
             fresh((db, other) => {
-              const repo = new SqliteDeviceRepository(db);
+              const repo = new SqliteDeviceStore(db);
               const world: World = {
                 db,
                 other,
@@ -323,7 +323,7 @@ describe('per-device counts kept by triggers', () => {
     try {
       const file = join(dir, 'netkeep.db');
       const db = openDatabase(file);
-      const repo = new SqliteDeviceRepository(db);
+      const repo = new SqliteDeviceStore(db);
       const store = new ScanStore(repo);
       let clock = t0 - 30 * day;
       for (let i = 0; i < 40; i++) {

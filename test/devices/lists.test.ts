@@ -10,19 +10,20 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
-import { deviceListStatements, deviceSql } from '../../src/devices/sqlite-sql.js';
-import { deviceStatus, deviceStatusSql, deviceStatuses } from '../../src/devices/status.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { deviceListStatements, deviceSql } from '../../src/store/sqlite/device-sql.js';
+import { deviceStatus, deviceStatuses } from '../../src/devices/status.js';
+import { deviceStatusSql } from '../../src/store/sqlite/status-sql.js';
 import { history, periodDays, seedHistory, type PeriodName } from './history.js';
 
 describe('device lists in the repository', () => {
   let dir: string;
   let db: Database;
-  let repo: SqliteDeviceRepository;
+  let repo: SqliteDeviceStore;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'netkeep-lists-'));
     db = openDatabase(join(dir, 'netkeep.db'));
-    repo = new SqliteDeviceRepository(db);
+    repo = new SqliteDeviceStore(db);
   });
   after(() => {
     db.close();

@@ -5,20 +5,20 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
-import { countSql, deviceSql, updateOneSql } from '../../src/devices/sqlite-sql.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { countSql, deviceSql, updateOneSql } from '../../src/store/sqlite/device-sql.js';
 import { editableFields } from '../../src/devices/catalogue.js';
 import { deviceStatus } from '../../src/devices/status.js';
 import { expectedStats, history, periodDays, seedHistory, type PeriodName } from './history.js';
 
-describe('SqliteDeviceRepository on a real database file', () => {
+describe('SqliteDeviceStore on a real database file', () => {
   let dir: string;
   let db: Database;
-  let repo: SqliteDeviceRepository;
+  let repo: SqliteDeviceStore;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'netkeep-repo-'));
     db = openDatabase(join(dir, 'netkeep.db'));
-    repo = new SqliteDeviceRepository(db);
+    repo = new SqliteDeviceStore(db);
   });
   after(() => {
     db.close();

@@ -11,11 +11,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { Database } from 'better-sqlite3';
-import { SqliteCompatStore } from '../../src/compat/store.js';
+import { SqliteCompatStore } from '../../src/store/sqlite/compat.js';
 import { DeviceListCache } from '../../src/devices/list-cache.js';
 import type { DeviceListQuery } from '../../src/devices/list-query.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
-import { deviceCounters, deviceCountsSql, deviceGroups, deviceTotalsSql } from '../../src/devices/status.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { deviceCounters, deviceGroups } from '../../src/devices/status.js';
+import { deviceCountsSql, deviceTotalsSql } from '../../src/store/sqlite/status-sql.js';
 import { ScanStore } from '../../src/scanner/store.js';
 import { scanCycle, withDatabaseFiles } from '../helpers/property-db.js';
 
@@ -76,7 +77,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 interface World {
   readonly db: Database;
   readonly other: Database;
-  readonly repo: SqliteDeviceRepository;
+  readonly repo: SqliteDeviceStore;
   readonly store: ScanStore;
   readonly compat: SqliteCompatStore;
   readonly caches: readonly DeviceListCache[];
@@ -111,7 +112,7 @@ function apply(world: World, a: Action): void {
     case 'import':
       world.compat.importDevices(
         [{ mac: a.mac, changes: { devFavorite: a.favorite }, guid: undefined }],
-        '2024-06-01 12:00:00',
+        new Date('2024-06-01T12:00:00Z'),
       );
       return;
     case 'rolledBack':
@@ -196,7 +197,7 @@ describe('kept totals and the list cache', () => {
       fc.assert(
         fc.property(fc.array(action, { minLength: 1, maxLength: 40 }), (actions) => {
           fresh((db, other) => {
-            const repo = new SqliteDeviceRepository(db);
+            const repo = new SqliteDeviceStore(db);
             const world: World = {
               db,
               other,

@@ -5,21 +5,21 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
 import { DeviceJsonCache } from '../../src/devices/view-cache.js';
 import { history, seedHistory } from './history.js';
 
 describe('DeviceJsonCache gives exactly the uncached answer', () => {
   let dir: string;
   let db: Database;
-  let repo: SqliteDeviceRepository;
+  let repo: SqliteDeviceStore;
   let cache: DeviceJsonCache;
   const mac = '02:00:00:00:0c:01';
   const now = Date.UTC(2024, 5, 15, 12, 0, 0);
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'netkeep-cache-'));
     db = openDatabase(join(dir, 'netkeep.db'));
-    repo = new SqliteDeviceRepository(db);
+    repo = new SqliteDeviceStore(db);
     cache = new DeviceJsonCache(repo);
     assert.equal(
       repo.create(mac, { devComments: 'quotes "devPresenceHours":1 inside' }, new Date(now)),
@@ -78,8 +78,8 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
 
   test('the cache is bounded in characters: an entry that would pass maxChars drops the oldest entry', () => {
     let computed = 0;
-    const counting: SqliteDeviceRepository = Object.create(repo) as SqliteDeviceRepository;
-    counting.getTimed = (...args: Parameters<SqliteDeviceRepository['getTimed']>) => {
+    const counting: SqliteDeviceStore = Object.create(repo) as SqliteDeviceStore;
+    counting.getTimed = (...args: Parameters<SqliteDeviceStore['getTimed']>) => {
       computed++;
       return repo.getTimed(...args);
     };

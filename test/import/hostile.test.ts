@@ -15,7 +15,7 @@ import Database from 'better-sqlite3';
 import { maxTextLength } from '../../src/devices/catalogue.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { isDomainError } from '../../src/errors.js';
-import { importDatabase, type SkippedRow, type ValueNote } from '../../src/import/importer.js';
+import { importDatabase, type SkippedRow, type ValueNote } from '../../src/store/sqlite/import/importer.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { nodeCommand } from '../helpers/processes.js';
 import { netAlertXCopy, netAlertXWalCopy } from './fixtures.js';

@@ -16,7 +16,7 @@ import { dumpCounts } from '../devices/history.js';
 import { asNobody, nodeCommand } from '../helpers/processes.js';
 import { TestServer } from '../helpers/server.js';
 import Database from 'better-sqlite3';
-import { historyCountsBackfill } from '../../src/db/migrations.js';
+import { historyCountsBackfill } from '../../src/store/sqlite/migrations.js';
 import {
   addManyEvents,
   addManySessions,

@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import Database from 'better-sqlite3';
-import { WatchStore } from '../../src/devices/watch-store.js';
+import { SqliteWatchStore } from '../../src/store/sqlite/watch.js';
 import { toolOperations } from '../../src/mcp/tools.js';
 import { InProcessServer } from '../helpers/inject.js';
 
@@ -249,7 +249,7 @@ describe('MCP at /mcp (the SDK client over HTTP)', () => {
     // Stored as the port watch stores a scan.
     const db = new Database(join(app.dataDir, 'netkeep.db'));
     try {
-      const store = new WatchStore(db);
+      const store = new SqliteWatchStore(db);
       store.transaction(() =>
         store.writePorts(
           router,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
 import { DeviceNamer } from '../../src/names/namer.js';
 import { NameResolver } from '../../src/names/resolver.js';
 import type { RunTool } from '../../src/scanner/discovery.js';
@@ -70,7 +70,7 @@ describe('naming in the scan cycle', () => {
     handle.remove();
   });
 
-  function scanner(): { scanner: Scanner; repository: SqliteDeviceRepository } {
+  function scanner(): { scanner: Scanner; repository: SqliteDeviceStore } {
     const config = loadConfig(
       {
         SCAN_SUBNETS: '127.0.0.0/16@lo',
@@ -81,7 +81,7 @@ describe('naming in the scan cycle', () => {
       },
       handle.dir,
     );
-    const repository = new SqliteDeviceRepository(handle.db);
+    const repository = new SqliteDeviceStore(handle.db);
     const runTool: RunTool = async () => ({ stdout: arpScanOutput, stderr: '', exitCode: 0 });
     const namer = new DeviceNamer(
       new NameResolver({ config, testOnlyPorts: { mdns: mdnsPort, netbios: netbiosPort } }),
@@ -91,6 +91,7 @@ describe('naming in the scan cycle', () => {
     return {
       scanner: new Scanner({
         devices: repository,
+        presence: repository,
         config,
         logger,
         runTool,
@@ -101,7 +102,7 @@ describe('naming in the scan cycle', () => {
     };
   }
 
-  const names = (repository: SqliteDeviceRepository): Record<string, [string, string, string]> =>
+  const names = (repository: SqliteDeviceStore): Record<string, [string, string, string]> =>
     Object.fromEntries(
       Object.entries(devices).map(([key, d]) => {
         const n = repository.getName(d.mac);

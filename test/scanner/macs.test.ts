@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { SqliteDeviceRepository } from '../../src/devices/sqlite-repository.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
 import { DeviceNamer } from '../../src/names/namer.js';
 import { NameResolver } from '../../src/names/resolver.js';
 import type { Observation, RunTool } from '../../src/scanner/discovery.js';
@@ -200,12 +200,12 @@ describe('random MACs in the scan cycle', () => {
 
   interface Rig {
     scanner: Scanner;
-    repository: SqliteDeviceRepository;
+    repository: SqliteDeviceStore;
     notified: PlannedEvent[];
     seen: Map<string, string>;
   }
 
-  function rig(env: Record<string, string> = {}, repository = new SqliteDeviceRepository(handle.db)): Rig {
+  function rig(env: Record<string, string> = {}, repository = new SqliteDeviceStore(handle.db)): Rig {
     const config = loadConfig(
       {
         SCAN_SUBNETS: '127.0.0.0/16@lo',
@@ -229,6 +229,7 @@ describe('random MACs in the scan cycle', () => {
     const notified: PlannedEvent[] = [];
     const scanner = new Scanner({
       devices: repository,
+      presence: repository,
       config,
       logger,
       runTool,
@@ -248,7 +249,7 @@ describe('random MACs in the scan cycle', () => {
     // dnsmasq's format: expiry MAC IP hostname client-id
     writeFileSync(leaseFile, rows.map(([mac, ip, host, id]) => `0 ${mac} ${ip} ${host} ${id}\n`).join(''));
   };
-  const events = (repository: SqliteDeviceRepository, mac: string): string[] =>
+  const events = (repository: SqliteDeviceStore, mac: string): string[] =>
     repository
       .listEvents(mac, 'all', new Date(time), { offset: 0, limit: 100 })
       ?.items.map((e) => `${e.eve_EventType}|${e.eve_AdditionalInfo}`) ?? [];

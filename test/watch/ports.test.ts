@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import type { OpenPort } from '../../src/devices/watch-store.js';
+import type { OpenPort } from '../../src/store/watch.js';
 import { cleanText, maxToolText } from '../../src/watch/clean.js';
 import { describePortChange, parsePortScan, portScanArgs } from '../../src/watch/ports.js';
 

@@ -5,27 +5,10 @@
  * when fewer are chosen.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import {
-  eventColumns,
-  eventToJson,
-  eventTypes,
-  type EventJson,
-  type EventRow,
-  type EventType,
-} from './history.js';
-import type { Page, PageResult } from './repository.js';
-
-export interface EventLogFilter {
-  /** Only these types (none or empty: every type, imported oddities included). */
-  readonly types?: readonly EventType[];
-  /** Storage time text: events at or after it. */
-  readonly since?: string;
-  /** Storage time text: events at or before it. */
-  readonly until?: string;
-}
-
-/** An event of the log: the event and its device's name (null once the device is deleted). */
-export type EventLogItem = EventJson & { devName: string | null };
+import { eventColumns, eventToJson, eventTypes, type EventRow } from '../../devices/history.js';
+import type { Page, PageResult } from '../devices.js';
+import type { EventLogFilter, EventLogItem, EventLogStore } from '../event-log.js';
+import { dbTime } from '../../time.js';
 
 const typeSlots = eventTypes.map((_, i) => `@t${i}`).join(', ');
 const inRange = 'eve_DateTime >= @since AND eve_DateTime <= @until';
@@ -53,7 +36,7 @@ type Params = Record<string, string | number>;
 /** Later than any stored time: the default upper bound. */
 const endOfTime = '9999-12-31 23:59:59';
 
-export class SqliteEventLog {
+export class SqliteEventLog implements EventLogStore {
   private readonly pageStmts: ReadonlyMap<
     boolean,
     Statement<[Params], EventRow & { devName: string | null }>
@@ -73,7 +56,10 @@ export class SqliteEventLog {
   list(filter: EventLogFilter, page: Page): PageResult<EventLogItem> {
     const types = filter.types ?? [];
     const typed = types.length > 0;
-    const params: Params = { since: filter.since ?? '', until: filter.until ?? endOfTime };
+    const params: Params = {
+      since: filter.since === undefined ? '' : dbTime(filter.since),
+      until: filter.until === undefined ? endOfTime : dbTime(filter.until),
+    };
     if (typed) eventTypes.forEach((_, i) => (params[`t${i}`] = types[i % types.length] as string));
     const pageStmt = this.pageStmts.get(typed);
     const totalStmt = this.totalStmts.get(typed);

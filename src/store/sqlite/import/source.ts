@@ -36,8 +36,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { DomainError } from '../errors.js';
-import { fieldsByName } from '../devices/catalogue.js';
+import { DomainError } from '../../../errors.js';
+import { fieldsByName } from '../../../devices/catalogue.js';
 
 export type SourceKind = 'netalertx' | 'pialert';
 

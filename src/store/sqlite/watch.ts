@@ -8,26 +8,8 @@
  * Statements are prepared once; every value is a bound parameter.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { dbTime, fromDbTime } from '../time.js';
-
-/** One open port as a scan reports it (already validated and cleaned by the parser). */
-export interface OpenPort {
-  readonly port: number;
-  readonly protocol: 'tcp' | 'udp';
-  readonly service: string;
-  readonly product: string;
-  readonly version: string;
-}
-
-/** A stored open port. */
-export interface StoredPort extends OpenPort {
-  /** ISO 8601 with Z. */
-  readonly firstSeen: string;
-  readonly lastSeen: string;
-}
-
-/** What WatchMemory remembers, one kind per concept. */
-export type MemoryKind = 'conflict' | 'gateway' | 'ports-scanned' | 'rogue-dhcp';
+import { dbTime, fromDbTime } from '../../time.js';
+import type { MemoryKind, OpenPort, PortDiff, StoredPort, WatchStore } from '../watch.js';
 
 /** The statements the device store runs when a device is deleted. */
 export const watchSql = {
@@ -55,15 +37,7 @@ function openPort(row: PortRow): OpenPort {
   };
 }
 
-/** What one port scan changed. */
-export interface PortDiff {
-  /** False on the device's first scan: its ports are recorded without an event. */
-  readonly hadPreviousScan: boolean;
-  readonly opened: readonly OpenPort[];
-  readonly closed: readonly OpenPort[];
-}
-
-export class WatchStore {
+export class SqliteWatchStore implements WatchStore {
   private readonly memoryAll: Statement<[MemoryKind], { wat_Key: string; wat_Value: string }>;
   private readonly memoryGet: Statement<[MemoryKind, string], { wat_Value: string }>;
   private readonly memorySet: Statement<[MemoryKind, string, string]>;

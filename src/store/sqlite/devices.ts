@@ -10,12 +10,12 @@
  * the counts.
  */
 import { randomUUID } from 'node:crypto';
-import { DomainError } from '../errors.js';
-import { isRandomMac } from '../validation.js';
+import { DomainError } from '../../errors.js';
+import { isRandomMac } from '../../validation.js';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import { GroupCommit } from '../db/group-commit.js';
-import { CommitProbe } from '../db/commit-probe.js';
-import { dbTime, fromDbTime, periodStart, periods, type Period } from '../time.js';
+import { GroupCommit } from '../../db/group-commit.js';
+import { CommitProbe } from '../../db/commit-probe.js';
+import { dbTime, fromDbTime, periodStart, periods, type Period } from '../../time.js';
 import {
   defaultDeviceJson,
   editableFields,
@@ -26,7 +26,7 @@ import {
   withNameSource,
   type DbValue,
   type DeviceRow,
-} from './catalogue.js';
+} from '../../devices/catalogue.js';
 import {
   eventToJson,
   sessionToJson,
@@ -34,8 +34,9 @@ import {
   type EventRow,
   type SessionJson,
   type SessionRow,
-} from './history.js';
-import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from './presence.js';
+} from '../../devices/history.js';
+import type { PresenceStore } from '../presence.js';
+import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from '../../devices/presence.js';
 import {
   presenceHours,
   type ApplyHooks,
@@ -47,7 +48,7 @@ import {
   type DeviceCounts,
   type DeviceListItem,
   type DeviceTotals,
-  type DeviceRepository,
+  type DeviceStore,
   type DeviceStats,
   type DeviceValue,
   type DeviceView,
@@ -57,7 +58,7 @@ import {
   type PresenceFlags,
   type PruneResult,
   type TimedView,
-} from './repository.js';
+} from '../devices.js';
 import {
   changedDeviceFunction,
   dataVersionSql,
@@ -69,17 +70,12 @@ import {
   macSql,
   nameSql,
   presenceSql,
-} from './sqlite-sql.js';
-import { searchParams, type DeviceListQuery } from './list-query.js';
-import {
-  deviceCounterBitsSql,
-  deviceCounters,
-  deviceCountsSql,
-  deviceGroups,
-  deviceStatus,
-  type DeviceCounter,
-} from './status.js';
-import { watchSql } from './watch-store.js';
+} from './device-sql.js';
+import { type DeviceListQuery } from '../../devices/list-query.js';
+import { searchParams } from './list-sql.js';
+import { deviceCounters, deviceGroups, deviceStatus, type DeviceCounter } from '../../devices/status.js';
+import { deviceCounterBitsSql, deviceCountsSql } from './status-sql.js';
+import { watchSql } from './watch.js';
 
 interface ListStatements {
   readonly page: Statement<[Record<string, unknown>], DeviceRow>;
@@ -244,7 +240,7 @@ const withOwn = (mac: string, aliases: readonly string[]): string[] => [mac, ...
 const notFoundError = (mac: string): DomainError =>
   new DomainError('not-found', `Device ${mac} not found.`, { code: 'DEVICE_NOT_FOUND' });
 
-export class SqliteDeviceRepository implements DeviceRepository {
+export class SqliteDeviceStore implements DeviceStore, PresenceStore {
   private readonly resolveStmt: Statement<[string], string>;
   private readonly aliasesStmt: Statement<[string], string>;
   private readonly loadAliasesStmt: Statement<[], { alias: string; devMac: string }>;

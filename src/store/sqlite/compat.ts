@@ -1,67 +1,25 @@
 /**
- * The reads and writes behind NetAlertX's endpoints (routes.ts), behind a small interface like the
- * device repository. Statements are prepared once; lists are read in pages by key (never an open
+ * The SQLite side of the reads and writes behind NetAlertX's endpoints (interface: ../compat.ts). Statements are prepared once; lists are read in pages by key (never an open
  * iterator across awaits, which would hold the connection), so a route can stream them.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { storedFields, withNameSource, type DbValue, type DeviceRow } from '../devices/catalogue.js';
-import { eventColumns, eventToJson, type EventJson, type EventRow } from '../devices/history.js';
-import type { DeviceChanges } from '../devices/repository.js';
-import { newDeviceRow } from '../devices/sqlite-repository.js';
-import { deviceSql } from '../devices/sqlite-sql.js';
-import {
-  deviceGroupSql,
-  deviceGroups,
-  presenceGroups,
-  presenceGroupSql,
-  type DeviceGroup,
-  type PresenceGroup,
-} from '../devices/status.js';
-
-/** What NetAlertX's by-status lists: a counter group or a presence group (undefined: every device). */
-export type ByStatusGroup = DeviceGroup | PresenceGroup;
-
-export interface StatusItem {
-  readonly id: string;
-  readonly title: string;
-  readonly favorite: number;
-}
-
-/** An Events row as NetAlertX lists it: the storage columns plus the pair rowid. */
-export type CompatEvent = EventJson & { eve_PairEventRowid: number | null };
-
-/** Where the next page of events starts (exclusive): the last row of the previous page. */
-export interface EventCursor {
-  readonly time: string;
-  readonly type: string;
-  readonly rowid: number;
-}
-
-/** `[events, sessions, missing, voided, new, down]` as NetAlertX's /sessions/totals answers. */
-export type SessionTotals = [number, number, number, number, number, number];
-
-/** One device of a CSV import: its MAC, the columns given, and a devGUID for a new device. */
-export interface ImportedDevice {
-  readonly mac: string;
-  readonly changes: DeviceChanges;
-  readonly guid: string | undefined;
-}
-
-export interface CompatStore {
-  /** Up to `limit` devices of a status group (all when undefined) with devMac after `afterMac`, in MAC order. */
-  byStatusAfter(group: ByStatusGroup | undefined, afterMac: string, limit: number): StatusItem[];
-  /** Up to `limit` stored rows with devMac after `afterMac`, in MAC order. */
-  devicesAfter(afterMac: string, limit: number): DeviceRow[];
-  /** Up to `limit` events, newest first, after `cursor`; of one MAC or of all. */
-  eventsAfter(
-    mac: string | undefined,
-    cursor: EventCursor | undefined,
-    limit: number,
-  ): { events: CompatEvent[]; next: EventCursor | undefined };
-  sessionTotals(start: string): SessionTotals;
-  /** Upserts every device in one transaction; existing devices get the given columns. */
-  importDevices(devices: readonly ImportedDevice[], now: string): { inserted: string[]; updated: string[] };
-}
+import { storedFields, withNameSource, type DbValue, type DeviceRow } from '../../devices/catalogue.js';
+import { eventColumns, eventToJson, type EventRow } from '../../devices/history.js';
+import type { DeviceChanges } from '../devices.js';
+import { newDeviceRow } from './devices.js';
+import { deviceSql } from './device-sql.js';
+import type {
+  ByStatusGroup,
+  CompatEvent,
+  CompatStore,
+  EventCursor,
+  ImportedDevice,
+  SessionTotals,
+  StatusItem,
+} from '../compat.js';
+import { dbTime } from '../../time.js';
+import { deviceGroups, presenceGroups, type DeviceGroup, type PresenceGroup } from '../../devices/status.js';
+import { deviceGroupSql, presenceGroupSql } from './status-sql.js';
 
 const columnList = storedFields.map((f) => f.name).join(', ');
 const eventSelect = `SELECT rowid, ${eventColumns.join(', ')}, eve_PairEventRowid FROM Events`;
@@ -185,13 +143,13 @@ export class SqliteCompatStore implements CompatStore {
     };
   }
 
-  sessionTotals(start: string): SessionTotals {
-    const row = this.sessionTotalsStmt.get({ start }) ?? [];
+  sessionTotals(start: Date | null): SessionTotals {
+    const row = this.sessionTotalsStmt.get({ start: start === null ? '' : dbTime(start) }) ?? [];
     return [0, 1, 2, 3, 4, 5].map((i) => row[i] ?? 0) as SessionTotals;
   }
 
-  importDevices(devices: readonly ImportedDevice[], now: string): { inserted: string[]; updated: string[] } {
-    return this.importTx(devices, now);
+  importDevices(devices: readonly ImportedDevice[], now: Date): { inserted: string[]; updated: string[] } {
+    return this.importTx(devices, dbTime(now));
   }
 
   /** One device's given columns (catalogue names only: they come from ImportedDevice.changes). */

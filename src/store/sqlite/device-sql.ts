@@ -6,11 +6,12 @@
  * Times are compared as storage text `YYYY-MM-DD HH:MM:SS` (sortable); `@start` is '' for period
  * `all`: every stored time sorts after it.
  */
-import { editableFields, storedFields } from './catalogue.js';
-import { eventColumns, sessionColumns } from './history.js';
-import { deviceListSql, type DeviceListQuery } from './list-query.js';
-import { toggleEventTypes } from './presence.js';
-import { presenceFlagColumns } from './status.js';
+import { editableFields, storedFields } from '../../devices/catalogue.js';
+import { eventColumns, sessionColumns } from '../../devices/history.js';
+import { type DeviceListQuery } from '../../devices/list-query.js';
+import { deviceListSql } from './list-sql.js';
+import { toggleEventTypes } from '../../devices/presence.js';
+import { presenceFlagColumns } from './status-sql.js';
 
 const editableNames = editableFields.map((f) => f.name);
 const columnList = storedFields.map((f) => f.name).join(', ');

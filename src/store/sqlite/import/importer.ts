@@ -28,17 +28,17 @@ import {
   withNameSource,
   type DbValue,
   type DeviceRow,
-} from '../devices/catalogue.js';
-import { newDeviceRow } from '../devices/sqlite-repository.js';
-import { deviceSql } from '../devices/sqlite-sql.js';
-import { sessionColumns } from '../devices/history.js';
-import { openDatabase } from '../db/connection.js';
-import { DomainError } from '../errors.js';
-import { dbTime } from '../time.js';
-import { normalizeMac } from '../validation.js';
+} from '../../../devices/catalogue.js';
+import { newDeviceRow } from '../devices.js';
+import { deviceSql } from '../device-sql.js';
+import { sessionColumns } from '../../../devices/history.js';
+import { openDatabase } from '../../../db/connection.js';
+import { DomainError } from '../../../errors.js';
+import { dbTime } from '../../../time.js';
+import { normalizeMac } from '../../../validation.js';
 import { BulkCounts, type HistoryTable } from './bulk-counts.js';
-import { convertDevice, shown, type SourceValue } from './device-values.js';
-import { isTimeZone, LocalTimeReader, machineTimeZone } from './local-time.js';
+import { convertDevice, shown, type SourceValue } from '../../../import/device-values.js';
+import { isTimeZone, LocalTimeReader, machineTimeZone } from '../../../import/local-time.js';
 import { openSource, type Source, type SourceKind } from './source.js';
 
 export type ImportTable = 'Devices' | 'Events' | 'Sessions';

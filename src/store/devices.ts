@@ -2,7 +2,7 @@
  * The device store's interface: what routes, the scanner and the view cache may ask of the storage
  * of devices, their history and the scanner's memory. It is storage-neutral: values are JSON
  * shapes, numbers, strings and Date values, never SQL text or SQLite's time text, so that a
- * PostgreSQL implementation can be added beside `SqliteDeviceRepository` (sqlite-repository.ts)
+ * PostgreSQL implementation can be added beside `SqliteDeviceStore` (sqlite-repository.ts)
  * without touching its callers (docs/architecture.md lists what else that would need).
  *
  * One store owns the Devices, Events, Sessions and ScanState tables: the scanner writes presence
@@ -10,11 +10,11 @@
  * request: they are the catalogue's.
  */
 import type { Period } from '../time.js';
-import type { DeviceJson } from './catalogue.js';
-import type { EventJson, SessionJson } from './history.js';
-import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from './presence.js';
-import type { DeviceListQuery } from './list-query.js';
-import type { DeviceCounter, DeviceGroup, DeviceStatus } from './status.js';
+import type { DeviceJson } from '../devices/catalogue.js';
+import type { EventJson, SessionJson } from '../devices/history.js';
+import type { NameUpdate, StoredDeviceName } from '../devices/presence.js';
+import type { DeviceListQuery } from '../devices/list-query.js';
+import type { DeviceCounter, DeviceGroup, DeviceStatus } from '../devices/status.js';
 
 /** Computed per-device counts for one period. */
 export interface DeviceStats {
@@ -136,7 +136,7 @@ export interface MacsResult {
   readonly devMacs: string[];
 }
 
-export interface DeviceRepository {
+export interface DeviceStore {
   /**
    * The devMac of the device that has `mac`, as its own MAC or as an alias; `mac` itself when no
    * device has it. Every `/device/<mac>` path goes through it once, before anything else.
@@ -227,24 +227,6 @@ export interface DeviceRepository {
    */
   listSessions(mac: string, period: Period, now: Date, page: Page): PageResult<SessionJson> | undefined;
 
-  /** The presence scanner's view of every device (presence fields and its memory), in one read. */
-  /**
-   * Every device's presence state, in one query; with `toggleSince`, each device's events that
-   * count towards flapping since then (recentToggles; 0 without it).
-   */
-  loadPresence(toggleSince?: Date | null): Map<string, KnownDevice>;
-  /**
-   * Applies one scan cycle in one transaction: all of it or, on any error, none of it. New devices
-   * are created like `create` creates them; the history rows are added.
-   */
-  applyPresence(changes: PresenceChanges, hooks?: ApplyHooks): void;
-  /**
-   * Deletes up to `limit` events, and up to `limit` closed sessions, older than `before`; open
-   * sessions are kept whatever their age. Call again while either count equals `limit`.
-   */
-  pruneHistory(before: Date, limit: number): PruneResult;
-  /** Drops the scanner's memory of MACs that are no longer devices (deleted by another process). */
-  pruneScanMemory(): void;
   /** Every device's name and its source (automatic naming decides from them), in one read. */
   loadNames(): Map<string, StoredDeviceName>;
   /** One device's name and its source; undefined when there is no such device. */

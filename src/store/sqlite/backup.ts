@@ -6,16 +6,73 @@
  */
 import { closeSync, lstatSync, openSync, readSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { migrations } from '../db/migrations.js';
+import { openDatabase } from '../../db/connection.js';
+import type { BackupStore } from '../backup.js';
+import { migrations } from './migrations.js';
 
 /** Copies the database behind `db` to `target` (a new file) with the online backup API. */
 export async function snapshot(db: Database.Database, target: string): Promise<void> {
   await db.backup(target);
 }
 
-/** A UTC stamp for file names: 20261126-133600. */
-export function fileStamp(at = new Date()): string {
-  return at.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+/** The server's backups (GET /backup): snapshots of its own connection. */
+export class SqliteBackupStore implements BackupStore {
+  constructor(private readonly db: Database.Database) {}
+
+  snapshot(target: string): Promise<void> {
+    return snapshot(this.db, target);
+  }
+}
+
+/** `npm run backup`: a snapshot of the database file `source` through a read-only connection of its own. */
+export async function backupFile(source: string, target: string): Promise<void> {
+  const db = new Database(source, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 5000');
+    await snapshot(db, target);
+  } finally {
+    db.close();
+  }
+}
+
+/** The database is open elsewhere (a running server): nothing may replace it. */
+export class InUse extends Error {
+  override name = 'InUse';
+}
+
+/**
+ * Whether another process has the database open (a running server): every connection to a WAL
+ * database holds a shared lock on it while open, so an exclusive lock taken without waiting fails.
+ * When none is held, any WAL a crashed server left is checkpointed into the file before it moves.
+ */
+export function takeOver(path: string): void {
+  const db = new Database(path, { fileMustExist: true, timeout: 0 });
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    try {
+      db.exec('BEGIN EXCLUSIVE; COMMIT');
+    } catch (err) {
+      if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY') === true)
+        throw new InUse(
+          `${path} is in use: stop the netkeep server (and anything else that has the database open) before restoring`,
+        );
+      throw err;
+    }
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.pragma('journal_mode = DELETE');
+  } finally {
+    db.close();
+  }
+}
+
+/** Opens the restored file (running the migrations an older backup needs) and counts its rows. */
+export function migrateAndCount(path: string): Omit<BackupContents, 'schemaVersion'> {
+  const db = openDatabase(path);
+  try {
+    return countRows(db);
+  } finally {
+    db.close();
+  }
 }
 
 export interface BackupContents {

@@ -17,7 +17,7 @@
  * receive its counts, which are then added into the real ones. Only this connection sees them.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { historyCountsBackfill } from '../db/migrations.js';
+import { historyCountsBackfill } from '../migrations.js';
 
 export type HistoryTable = 'Events' | 'Sessions';
 
