@@ -1,5 +1,5 @@
 /**
- * At most one server does a job at a time (DESIGN 15: the scan loop's writes of a site): a
+ * At most one server does a job at a time (the scan loop's writes of a site): a
  * PostgreSQL session advisory lock, held on a connection of its own. The server that holds it
  * works; the others stand by and try again each round. The lock belongs to the connection, so a
  * server that dies (or loses the database) frees it without anyone's help, and the holder learns

@@ -2,7 +2,7 @@
  * The PostgreSQL store's versioned schema migrations. `netkeep_migrations` holds one row per
  * migration applied; each runs in its own transaction under an advisory lock, so that servers
  * starting together on one database migrate it once, and a failure leaves the previous version.
- * Released migrations are frozen literal SQL, like SQLite's (src/db/migrations.ts): never edit one;
+ * Released migrations are frozen literal SQL, like SQLite's (src/store/sqlite/migrations.ts): never edit one;
  * append a new one.
  *
  * The tables, columns and indexes have SQLite's names, quoted (PostgreSQL folds unquoted names to
@@ -25,7 +25,7 @@ import type { PoolClient } from 'pg';
 export interface PostgresMigration {
   readonly description: string;
   /**
-   * The SQLite schema version (src/db/migrations.ts, its count of migrations) this migration
+   * The SQLite schema version (src/store/sqlite/migrations.ts, its count of migrations) this migration
    * brings the PostgreSQL schema to: `npm run migrate-store` copies only a SQLite store at the
    * version of the last PostgreSQL migration.
    */

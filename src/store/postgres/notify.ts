@@ -1,5 +1,5 @@
 /**
- * Change notification between netkeep servers on one PostgreSQL database (DESIGN 15): what one
+ * Change notification between netkeep servers on one PostgreSQL database: what one
  * server committed, the others hear through LISTEN/NOTIFY, to drop what their caches hold and
  * to carry it on their /stream feeds.
  *

@@ -1,8 +1,7 @@
 /**
  * The alert outbox on PostgreSQL (the Notifications and NotificationPayloads tables), shared by
- * every server of the database. The methods and their meaning are the SQLite outbox's (branch
- * `gate`: src/store/outbox.ts, `AlertOutboxStore`), made async; at the merge this class implements
- * that interface and the local shapes below give way to its types.
+ * every server of the database. The methods and their meaning are `AlertOutboxStore`'s
+ * (../outbox.ts), made async (it implements that interface once the interface is async).
  *
  * What differs is `due`: with several servers, reading the due rows is not enough, two servers
  * would both send them. `due` CLAIMS them: in one statement it picks the due rows no other
@@ -20,26 +19,8 @@ import type {
   NotificationView,
 } from '../../alerts/model.js';
 import { dbTime, fromDbTime } from '../../time.js';
+import type { DueRow, NotificationBatch, OutboxPruneBatch } from '../outbox.js';
 import type { PostgresPool } from './pool.js';
-
-/** One payload and its row per channel (gate: `NotificationBatch`). */
-export interface OutboxBatch {
-  readonly status: 'pending' | 'skipped';
-  readonly reason: string | null;
-  readonly events: readonly NotificationEvent[];
-  readonly preview: readonly NotificationEvent[];
-  readonly channels: readonly ChannelName[];
-  /** Unix ms of the first attempt (pending), or null. */
-  readonly dueMs: number | null;
-}
-
-/** A claimed row (gate: `DueRow`). */
-export interface ClaimedRow {
-  readonly id: number;
-  readonly deliveryId: string;
-  readonly attempts: number;
-  readonly payloadId: number;
-}
 
 export interface PostgresOutboxOptions {
   /**
@@ -67,7 +48,7 @@ export class PostgresOutboxStore {
    * when given its connection (`client`), else in a transaction of its own.
    */
   async writeNotifications(
-    batches: readonly OutboxBatch[],
+    batches: readonly NotificationBatch[],
     createdAt: Date,
     client?: Queryable,
   ): Promise<void> {
@@ -94,8 +75,8 @@ export class PostgresOutboxStore {
    * Claims the channel's rows due at `nowMs` (oldest first, at most `limit`) for this server until
    * `nowMs` + the lease; rows another server is claiming at this moment are skipped, not waited for.
    */
-  async due(channel: ChannelName, nowMs: number, limit: number): Promise<ClaimedRow[]> {
-    const rows = await this.store.query<ClaimedRow>(
+  async due(channel: ChannelName, nowMs: number, limit: number): Promise<DueRow[]> {
+    const rows = await this.store.query<DueRow>(
       `UPDATE "Notifications" AS n SET "nextAttemptAt" = $3
        FROM (SELECT "id" FROM "Notifications"
              WHERE "status" = 'pending' AND "channel" = $1 AND "nextAttemptAt" <= $2
@@ -215,10 +196,7 @@ export class PostgresOutboxStore {
   }
 
   /** Deletes up to `limit` sent/failed/skipped rows older than `before`, then their unused payloads. */
-  async pruneBatch(
-    before: Date,
-    limit: number,
-  ): Promise<{ notifications: number; payloads: number; payloadIds: number[] }> {
+  async pruneBatch(before: Date, limit: number): Promise<OutboxPruneBatch> {
     return this.store.transaction(async (c) => {
       // Pending rows are never pruned: they are still to be delivered, however old.
       const deleted = await c.query<{ payloadId: number }>(

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../../../src/db/connection.js';
-import { importDatabase } from '../../../src/import/importer.js';
+import { importDatabase } from '../../../src/store/sqlite/import/importer.js';
 import { openPostgres, type PostgresPool } from '../../../src/store/postgres/pool.js';
 import { copiedTables } from '../../../src/store/postgres/copy.js';
 import { netAlertXCopy } from '../../import/fixtures.js';

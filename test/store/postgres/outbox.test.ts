@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { NotificationEvent } from '../../../src/alerts/model.js';
-import { PostgresOutboxStore, type OutboxBatch } from '../../../src/store/postgres/outbox.js';
+import type { NotificationBatch } from '../../../src/store/outbox.js';
+import { PostgresOutboxStore } from '../../../src/store/postgres/outbox.js';
 import { openPostgres, type PostgresPool } from '../../../src/store/postgres/pool.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../../helpers/requirements.js';
@@ -16,7 +17,11 @@ const skip = skipUnlessCi(postgresMissing(), 'PostgreSQL outbox tests');
 const t0 = Date.UTC(2026, 0, 1);
 const lease = 60_000;
 
-function batch(events: number, dueMs: number | null, status: 'pending' | 'skipped' = 'pending'): OutboxBatch {
+function batch(
+  events: number,
+  dueMs: number | null,
+  status: 'pending' | 'skipped' = 'pending',
+): NotificationBatch {
   const list = Array.from(
     { length: events },
     (_, i) =>

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../../src/db/connection.js';
-import { migrations } from '../../../src/db/migrations.js';
+import { migrations } from '../../../src/store/sqlite/migrations.js';
 import { migratePostgres, postgresMigrations } from '../../../src/store/postgres/migrations.js';
 import { openPostgres, type PostgresPool } from '../../../src/store/postgres/pool.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
