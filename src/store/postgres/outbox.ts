@@ -19,7 +19,8 @@ import type {
   NotificationView,
 } from '../../alerts/model.js';
 import { dbTime, fromDbTime } from '../../time.js';
-import type { DueRow, NotificationBatch, OutboxPruneBatch } from '../outbox.js';
+import type { AlertDevice, DueRow, NotificationBatch, OutboxPruneBatch } from '../outbox.js';
+import { alertDeviceOf, type DeviceAlertRow } from '../sqlite/outbox.js';
 import type { PostgresPool } from './pool.js';
 
 export interface PostgresOutboxOptions {
@@ -41,6 +42,18 @@ export class PostgresOutboxStore {
     options: PostgresOutboxOptions = {},
   ) {
     this.leaseMs = options.claimLeaseMs ?? 120_000;
+  }
+
+  /** The device's alert fields; undefined when there is no such device. */
+  async alertDevice(mac: string): Promise<AlertDevice | undefined> {
+    const rows = await this.store.query<DeviceAlertRow & Record<string, unknown>>(
+      `SELECT "devName", "devOwner", "devType", "devVendor", "devLastIP", "devPresentLastScan", "devAlertDown",
+         "devAlertEvents", "devSkipRepeated", "devLastNotification",
+         coalesce((SELECT "flapping" FROM "ScanState" WHERE "mac" = "devMac"), 0) AS "flapping"
+       FROM "Devices" WHERE "devMac" = $1`,
+      [mac],
+    );
+    return rows[0] === undefined ? undefined : alertDeviceOf(rows[0]);
   }
 
   /**

@@ -20,7 +20,8 @@ import type {
   OutboxPruneBatch,
 } from '../outbox.js';
 
-interface DeviceAlertRow {
+/** A device's alert fields as both stores read them (the PostgreSQL outbox too). */
+export interface DeviceAlertRow {
   devName: string;
   devOwner: string;
   devType: string;
@@ -168,21 +169,7 @@ export class SqliteOutboxStore implements AlertOutboxStore {
 
   alertDevice(mac: string): AlertDevice | undefined {
     const row = this.selectDevice.get(mac);
-    if (row === undefined) return undefined;
-    return {
-      devName: row.devName,
-      devOwner: row.devOwner,
-      devType: row.devType,
-      devVendor: row.devVendor,
-      devLastIP: row.devLastIP,
-      devStatus: deviceStatus(row.devPresentLastScan, row.devAlertDown),
-      alertEvents: row.devAlertEvents === 1,
-      alertDown: row.devAlertDown === 1,
-      skipRepeatedHours: row.devSkipRepeated,
-      lastNotification:
-        row.devLastNotification === null ? null : new Date(fromDbTime(row.devLastNotification)),
-      flapping: row.flapping === 1,
-    };
+    return row === undefined ? undefined : alertDeviceOf(row);
   }
 
   writeNotifications(batches: readonly NotificationBatch[], createdAt: Date): void {
@@ -246,4 +233,21 @@ export class SqliteOutboxStore implements AlertOutboxStore {
   countsByChannelAndStatus(): Array<{ channel: ChannelName; status: NotificationStatus; count: number }> {
     return this.countsStatement.all();
   }
+}
+
+/** A device's alert row as the alert rules read it. */
+export function alertDeviceOf(row: DeviceAlertRow): AlertDevice {
+  return {
+    devName: row.devName,
+    devOwner: row.devOwner,
+    devType: row.devType,
+    devVendor: row.devVendor,
+    devLastIP: row.devLastIP,
+    devStatus: deviceStatus(row.devPresentLastScan, row.devAlertDown),
+    alertEvents: row.devAlertEvents === 1,
+    alertDown: row.devAlertDown === 1,
+    skipRepeatedHours: row.devSkipRepeated,
+    lastNotification: row.devLastNotification === null ? null : new Date(fromDbTime(row.devLastNotification)),
+    flapping: row.flapping === 1,
+  };
 }
