@@ -55,8 +55,12 @@ export interface PostgresServer {
   readonly password: string;
   /** The server's temporary directory (data, socket, log), removed by stop(). */
   readonly dir: string;
-  /** A further empty database on the same server (owned by the same role); its URL. */
-  createDatabase(name: string): Promise<string>;
+  /**
+   * A further database on the same server, owned by the same role: empty, or a copy of
+   * `template` (a database nobody is connected to); its URL.
+   */
+  createDatabase(name: string, template?: string): Promise<string>;
+  dropDatabase(name: string): Promise<void>;
   /** Stops the server (immediately) and removes its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -237,10 +241,17 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
       user,
       password,
       dir,
-      async createDatabase(name: string): Promise<string> {
-        if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-        await psql(`CREATE DATABASE ${name} OWNER ${user}`);
+      async createDatabase(name: string, template?: string): Promise<string> {
+        for (const n of [name, template ?? name])
+          if (!/^[a-z_][a-z0-9_]*$/.test(n)) throw new Error(`not a plain database name: ${n}`);
+        await psql(
+          `CREATE DATABASE ${name} OWNER ${user}${template === undefined ? '' : ` TEMPLATE ${template}`}`,
+        );
         return urlOf(name);
+      },
+      async dropDatabase(name: string): Promise<void> {
+        if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+        await psql(`DROP DATABASE ${name} WITH (FORCE)`);
       },
       stop(): Promise<void> {
         process.removeListener('exit', stopSync);
