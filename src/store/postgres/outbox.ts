@@ -46,14 +46,24 @@ export class PostgresOutboxStore {
 
   /** The device's alert fields; undefined when there is no such device. */
   async alertDevice(mac: string): Promise<AlertDevice | undefined> {
-    const rows = await this.store.query<DeviceAlertRow & Record<string, unknown>>(
-      `SELECT "devName", "devOwner", "devType", "devVendor", "devLastIP", "devPresentLastScan", "devAlertDown",
-         "devAlertEvents", "devSkipRepeated", "devLastNotification",
+    return (await this.alertDevices([mac])).get(mac);
+  }
+
+  /**
+   * The alert fields of these devices (those that exist), in one read: on `client`, inside a scan
+   * cycle's transaction, as the cycle leaves them (what its notifications are planned from).
+   */
+  async alertDevices(macs: readonly string[], client?: Queryable): Promise<Map<string, AlertDevice>> {
+    const sql = `SELECT "devMac", "devName", "devOwner", "devType", "devVendor", "devLastIP", "devPresentLastScan",
+         "devAlertDown", "devAlertEvents", "devSkipRepeated", "devLastNotification",
          coalesce((SELECT "flapping" FROM "ScanState" WHERE "mac" = "devMac"), 0) AS "flapping"
-       FROM "Devices" WHERE "devMac" = $1`,
-      [mac],
-    );
-    return rows[0] === undefined ? undefined : alertDeviceOf(rows[0]);
+       FROM "Devices" WHERE "devMac" = ANY($1::text[])`;
+    type Row = DeviceAlertRow & { devMac: string } & Record<string, unknown>;
+    const rows =
+      client === undefined
+        ? await this.store.query<Row>(sql, [[...macs]])
+        : (await client.query<Row>(sql, [[...macs]])).rows;
+    return new Map(rows.map((row) => [row.devMac, alertDeviceOf(row)]));
   }
 
   /**
