@@ -221,12 +221,18 @@ export class PostgresPool {
     }
   }
 
-  /** Runs `work` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when not. */
-  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when not.
+   * `snapshot`: a read-only transaction that sees one snapshot throughout (REPEATABLE READ).
+   */
+  async transaction<T>(
+    work: (client: pg.PoolClient) => Promise<T>,
+    mode: 'write' | 'snapshot' = 'write',
+  ): Promise<T> {
     const client = await this.connect();
     let broken = false;
     try {
-      await client.query('BEGIN');
+      await client.query(mode === 'snapshot' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
