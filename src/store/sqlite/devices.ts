@@ -186,7 +186,7 @@ interface PeriodStats {
 
 const editableNames = editableFields.map((f) => f.name);
 const defaultColumns: Readonly<Record<string, DbValue>> = jsonToColumns(defaultDeviceJson());
-const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
+export const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
 const noTotals: TotalsRow = { events: 0, downAlerts: 0, sessions: 0, closedSeconds: 0, irregular: 0 };
 const noOpen: OpenRow = { sessions: 0, seconds: 0, growing: 0, nextStart: null, irregular: 0 };
 
@@ -203,7 +203,7 @@ export function newDeviceRow(mac: string, columns: Readonly<DeviceRow>): DeviceR
 }
 
 /** Editable field values as column values; RangeError for a name outside the editable catalogue. */
-function toColumns(changes: DeviceChanges): DeviceRow {
+export function toColumns(changes: DeviceChanges): DeviceRow {
   const row: DeviceRow = {};
   for (const [name, value] of Object.entries(changes)) {
     const f = fieldsByName.get(name);
@@ -667,13 +667,7 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
   private refuseParentCycle(mac: string, parent: DeviceValue | undefined): void {
     if (typeof parent !== 'string' || parent === '') return;
     if (this.parentCycleStmt.get({ parent, child: mac }) === undefined) return;
-    throw new DomainError(
-      'invalid',
-      parent === mac
-        ? `devParentMAC: ${mac} cannot be its own parent.`
-        : `devParentMAC: ${parent} is below ${mac} in the network tree; ${mac} under it would make a loop. Move ${parent} elsewhere first.`,
-      { code: 'PARENT_CYCLE' },
-    );
+    throw parentCycleError(mac, parent);
   }
 
   delete(mac: string): boolean {
@@ -1027,6 +1021,17 @@ export function knownDeviceOf(row: StateRow, recentToggles: number): KnownDevice
     flapping: row.flapping === 1,
     recentToggles,
   };
+}
+
+/** devParentMAC `parent` for `mac` would close a loop in the network tree (both stores refuse it). */
+export function parentCycleError(mac: string, parent: string): DomainError {
+  return new DomainError(
+    'invalid',
+    parent === mac
+      ? `devParentMAC: ${mac} cannot be its own parent.`
+      : `devParentMAC: ${parent} is below ${mac} in the network tree; ${mac} under it would make a loop. Move ${parent} elsewhere first.`,
+    { code: 'PARENT_CYCLE' },
+  );
 }
 
 function lastSighting(text: string | null): Date | null {
