@@ -61,6 +61,10 @@ export interface PostgresServer {
    */
   createDatabase(name: string, template?: string): Promise<string>;
   dropDatabase(name: string): Promise<void>;
+  /** Stops the server, keeping its data (PostgreSQL down), until up(). */
+  down(): Promise<void>;
+  /** Starts it again after down(), on the same port with the same data. */
+  up(): Promise<void>;
   /** Stops the server (immediately) and removes its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -195,19 +199,22 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         ? []
         : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
     ];
-    await runBinary(owner, pgCtl, [
-      'start',
-      '-w',
-      '-t',
-      '60',
-      '-D',
-      data,
-      '-l',
-      log,
-      '-s',
-      '-o',
-      settings.join(' '),
-    ]);
+    const startServer = async (): Promise<void> => {
+      await runBinary(owner, pgCtl, [
+        'start',
+        '-w',
+        '-t',
+        '60',
+        '-D',
+        data,
+        '-l',
+        log,
+        '-s',
+        '-o',
+        settings.join(' '),
+      ]);
+    };
+    await startServer();
     started = true;
 
     const psql = async (sql: string, db = 'postgres'): Promise<void> => {
@@ -253,6 +260,10 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
         await psql(`DROP DATABASE ${name} WITH (FORCE)`);
       },
+      async down(): Promise<void> {
+        await runBinary(owner, pgCtl, ['stop', '-w', '-D', data, '-m', 'fast', '-s']);
+      },
+      up: startServer,
       stop(): Promise<void> {
         process.removeListener('exit', stopSync);
         stopSync();

@@ -130,6 +130,36 @@ describe('servers sharing one PostgreSQL database', { skip }, () => {
     }
   });
 
+  test('PostgreSQL down and back: STORE_UNAVAILABLE meanwhile, then the same pool and listener work again by themselves', async () => {
+    const heard = inbox();
+    const channelB = new PostgresChangeChannel(b, { serverId: 'B', onChange: heard.push, reconnectMs: 50 });
+    await channelB.start();
+    try {
+      await server.down();
+      await assert.rejects(
+        a.query('SELECT 1'),
+        (err: Error & { code?: string }) => err.code === 'STORE_UNAVAILABLE',
+      );
+      await server.up();
+      // No new pool: its next connection is made when asked for.
+      let answer: unknown;
+      await until(async () => {
+        answer = await a.query<{ one: number }>('SELECT 1::bigint AS one').then(
+          (rows) => rows[0]?.one,
+          () => undefined,
+        );
+        return answer === 1;
+      });
+      assert.equal(answer, 1);
+      assert.deepEqual(await heard.next(), { kind: 'resync', from: '', reason: 'reconnected' });
+      const channelA = new PostgresChangeChannel(a, { serverId: 'A', onChange: () => undefined });
+      await channelA.publish({ after: 'restart' });
+      assert.deepEqual(await heard.next(), { kind: 'message', from: 'A', body: { after: 'restart' } });
+    } finally {
+      await channelB.stop();
+    }
+  });
+
   test("one holder of a job's lock; a server standing by takes it when the holder's connection dies", async () => {
     let lost = 0;
     const lockA = new PostgresLeaderLock(a, 'scan:default', {
