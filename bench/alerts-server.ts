@@ -12,35 +12,33 @@ import { Alerts } from '../src/alerts/index.js';
 import notificationsRoutes from '../src/alerts/routes.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
-import { SqliteDeviceStore } from '../src/store/sqlite/devices.js';
+import { sqliteStore } from '../src/store/sqlite/store.js';
 import deviceRoutes from '../src/devices/routes.js';
 import { ChangeFeed } from '../src/events.js';
 import { buildApp } from '../src/http/app.js';
 import { planCycle } from '../src/scanner/state-machine.js';
-import { ScanStore } from '../src/scanner/store.js';
+import { ScanStore } from '../test/helpers/scan-store.js';
 import { measuredObservations } from './alerts-world.js';
 import { benchToken } from './lib.js';
-import { SqliteOutboxStore } from '../src/store/sqlite/outbox.js';
-import { SqliteReadouts } from '../src/store/sqlite/readouts.js';
 
 const config = loadConfig({ ...process.env, API_TOKEN: benchToken }, '/nonexistent');
 const logger = pino({ level: 'warn' });
 const db = openDatabase(process.env.BENCH_DB ?? '');
 const app = await buildApp({ token: benchToken, bodyLimit: config.BODY_LIMIT, logger: false });
 const feed = new ChangeFeed(logger);
-const devices = new SqliteDeviceStore(db);
-await app.register(deviceRoutes, { repository: devices, feed });
+const sqlite = sqliteStore(db);
+await app.register(deviceRoutes, { repository: sqlite.devices, feed });
 const alerts = new Alerts({
-  outboxStore: new SqliteOutboxStore(db),
-  readouts: new SqliteReadouts(db),
+  outboxStore: sqlite.outbox,
+  readouts: sqlite.readouts,
   config,
   logger,
   feed,
 });
 await app.register(notificationsRoutes, { alerts });
-const store = new ScanStore(devices);
+const store = new ScanStore(sqlite.core, sqlite);
 await app.listen({ port: config.PORT, host: config.HOST });
-alerts.start();
+await alerts.start();
 console.log(JSON.stringify({ ready: true }));
 
 createInterface({ input: process.stdin }).on('line', (line) => {
@@ -49,7 +47,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   const known = store.loadState();
   const now = new Date();
   const plan = planCycle({ known, observations: measuredObservations(), missesBeforeAbsent: 1, now });
-  store.apply(plan, { beforeCommit: () => alerts.outbox.record(plan.events, now) });
+  store.apply(plan, { notify: alerts.outbox.request(plan.events, now) });
   const cycleMs = performance.now() - started;
   const committedAt = Date.now();
   feed.publish('scan-applied', {

@@ -8,8 +8,8 @@
  */
 import { openDatabase } from '../src/db/connection.js';
 import { planCycle } from '../src/scanner/state-machine.js';
-import { SqliteDeviceStore } from '../src/store/sqlite/devices.js';
-import { ScanStore } from '../src/scanner/store.js';
+import { SqliteDevices } from '../src/store/sqlite/devices.js';
+import { ScanStore } from '../test/helpers/scan-store.js';
 import { observations, shiftedObservations } from './scan.js';
 
 const file = process.env.BENCH_DB ?? '';
@@ -19,7 +19,7 @@ const pauseMs = Number(process.env.BENCH_CYCLE_PAUSE_MS ?? '0');
 if (file === '' || !(forMs > 0)) throw new Error('BENCH_DB and BENCH_CYCLE_MS are required');
 
 const db = openDatabase(file);
-const store = new ScanStore(new SqliteDeviceStore(db));
+const store = new ScanStore(new SqliteDevices(db));
 const sets = [observations(), shiftedObservations()];
 const durations: number[] = [];
 let events = 0;

@@ -32,8 +32,9 @@ import type { Observation } from '../src/scanner/discovery.js';
 import { MacStep, type DhcpIdentity } from '../src/scanner/macs.js';
 import { withLinks } from '../src/scanner/scanner.js';
 import { planCycle } from '../src/scanner/state-machine.js';
-import { SqliteDeviceStore } from '../src/store/sqlite/devices.js';
-import { ScanStore } from '../src/scanner/store.js';
+import { SqliteDeviceStore } from '../src/store/sqlite/device-store.js';
+import { SqliteDevices } from '../src/store/sqlite/devices.js';
+import { ScanStore } from '../test/helpers/scan-store.js';
 import { dbTime } from '../src/time.js';
 import { startNetkeep } from './devices.js';
 import { benchToken, median, printHeader, printRow, runLoad, type LoadResult } from './lib.js';
@@ -135,22 +136,22 @@ function rotatedObservations(): { seen: Map<string, Observation>; leases: Map<st
 }
 
 /** One cycle as the scanner applies it (aliases and links, plan, apply) on a copy of `seeded`. */
-function macCycle(
+async function macCycle(
   seeded: string,
   file: string,
   seen: ReadonlyMap<string, Observation>,
   leases: ReadonlyMap<string, DhcpIdentity> | undefined,
-): { ms: number; macMs: number; links: number } {
+): Promise<{ ms: number; macMs: number; links: number }> {
   copyFileSync(seeded, file);
   const db = openDatabase(file);
-  const repository = new SqliteDeviceStore(db);
+  const repository = new SqliteDevices(db);
   const store = new ScanStore(repository);
-  const step = new MacStep(repository, true);
+  const step = new MacStep(new SqliteDeviceStore(repository), true);
   const t0 = performance.now();
   const known = store.loadState();
   const now = new Date();
   const t1 = performance.now();
-  const macs = step.run(seen, new Set(known.keys()), leases, now);
+  const macs = await step.run(seen, new Set(known.keys()), leases, now);
   const macMs = performance.now() - t1;
   const planned = planCycle({ known, observations: macs.observations, missesBeforeAbsent: 1, now });
   store.apply(withLinks(planned, macs, known, now));
@@ -169,8 +170,8 @@ export async function benchRandomMacs(seeded: string, dir: string): Promise<void
   let links = 0;
   for (let c = 0; c < cycles; c++) {
     const file = join(dir, `macs-${c}.db`);
-    without.push(macCycle(seeded, file, plain, undefined).ms);
-    const r = macCycle(seeded, file, rotated.seen, rotated.leases);
+    without.push((await macCycle(seeded, file, plain, undefined)).ms);
+    const r = await macCycle(seeded, file, rotated.seen, rotated.leases);
     withRotations.push(r.ms);
     steps.push(r.macMs);
     links = r.links;
@@ -270,7 +271,7 @@ async function measure(seeded: string, dir: string, variant: Variant): Promise<v
     const db = openDatabase(file);
     const now = variant.prepare ? presenceNow : new Date();
     variant.prepare?.(db, now);
-    const store = new ScanStore(new SqliteDeviceStore(db));
+    const store = new ScanStore(new SqliteDevices(db));
     const since =
       variant.flapWindowMinutes === undefined
         ? null

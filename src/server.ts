@@ -175,8 +175,6 @@ export async function createServer(
   });
   const portWatch = new PortWatch({
     store: watchStore,
-    devices,
-    presence,
     runTool: watchRunTool,
     logger: logger.child({ component: 'watch' }),
     minutes: config.PORT_WATCH_MINUTES,
@@ -214,7 +212,7 @@ export async function createServer(
   scanner.start();
   portWatch.start();
   dhcpWatch.start();
-  alerts.start();
+  await alerts.start();
   const retention = new HistoryRetention({
     presence,
     days: config.HISTORY_DAYS,

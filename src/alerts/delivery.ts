@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Channel, ChannelName, Delivery } from './model.js';
 import { errorMessage } from './model.js';
 import type { DueNotification, Outbox } from './outbox.js';
+import type { ChangeFeed } from '../events.js';
 
 export interface DeliveryOptions {
   readonly outbox: Outbox;
@@ -27,6 +28,8 @@ export interface DeliveryOptions {
   readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Attempts in flight per channel. Default 2. */
   readonly concurrency?: number;
+  /** Told of the devices whose devLastNotification a sent notification set. */
+  readonly feed?: Pick<ChangeFeed, 'publish'>;
   /** Called after each recorded outcome (metrics). */
   readonly onOutcome?: (channel: ChannelName, outcome: 'sent' | 'retry' | 'failed') => void;
 }
@@ -48,6 +51,8 @@ export class DeliveryLoop {
   private timerAt = Infinity;
   private pumpScheduled = false;
   private started = false;
+  private pumping: Promise<void> | undefined;
+  private pumpAgain = false;
 
   constructor(private readonly options: DeliveryOptions) {
     this.concurrency = options.concurrency ?? 2;
@@ -55,10 +60,10 @@ export class DeliveryLoop {
   }
 
   /** Starts sending; rows of channels that are no longer configured are failed first. */
-  start(configured: readonly ChannelName[], all: readonly ChannelName[]): void {
+  async start(configured: readonly ChannelName[], all: readonly ChannelName[]): Promise<void> {
     for (const name of all) {
       if (configured.includes(name)) continue;
-      const failed = this.options.outbox.failPending(name, `channel ${name} is not configured`);
+      const failed = await this.options.outbox.failPending(name, `channel ${name} is not configured`);
       if (failed > 0)
         this.options.logger.warn(
           { event: 'notifications-orphaned', channel: name, count: failed },
@@ -83,10 +88,35 @@ export class DeliveryLoop {
   async stop(): Promise<void> {
     this.stopController.abort();
     clearTimeout(this.timer);
+    await this.pumping;
     await Promise.allSettled([...this.inFlight.values()].flatMap((m) => [...m.values()]));
   }
 
+  /** Whether `stop` was called (read again after each await). */
+  private stopping(): boolean {
+    return this.stopController.signal.aborted;
+  }
+
+  /** One pump at a time (the store answers asynchronously): a pump asked for meanwhile runs after it. */
   private pump(): void {
+    if (this.pumping !== undefined) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = this.pumpOnce()
+      .catch((err: unknown) => {
+        this.options.logger.error({ err }, 'reading the outbox failed');
+      })
+      .finally(() => {
+        this.pumping = undefined;
+        if (this.pumpAgain) {
+          this.pumpAgain = false;
+          this.pump();
+        }
+      });
+  }
+
+  private async pumpOnce(): Promise<void> {
     if (this.stopController.signal.aborted) return;
     const now = Date.now();
     for (const channel of this.options.channels) {
@@ -96,7 +126,9 @@ export class DeliveryLoop {
       if (free <= 0) continue;
       // Rows in flight are still pending and due: left out by id.
       const inFlight = new Set(running.keys());
-      for (const row of this.options.outbox.due(channel.name, now, free, inFlight)) {
+      const due = await this.options.outbox.due(channel.name, now, free, inFlight);
+      if (this.stopping()) return;
+      for (const row of due) {
         const attempt = this.attempt(channel, row).finally(() => {
           running.delete(row.id);
           this.kick();
@@ -104,13 +136,13 @@ export class DeliveryLoop {
         running.set(row.id, attempt);
       }
     }
-    this.scheduleNext();
+    await this.scheduleNext();
   }
 
   /** A timer for the earliest pending row that is not due yet. */
-  private scheduleNext(): void {
-    const next = this.options.outbox.nextDue();
-    if (next === null) return;
+  private async scheduleNext(): Promise<void> {
+    const next = await this.options.outbox.nextDue();
+    if (next === null || this.stopping()) return;
     const at = Math.max(next, Date.now() + 50);
     if (this.timer !== undefined && this.timerAt <= at) return;
     clearTimeout(this.timer);
@@ -145,23 +177,22 @@ export class DeliveryLoop {
     const context = { channel: channel.name, deliveryId: row.deliveryId, attempts };
     try {
       if (error === undefined) {
-        outbox.sent(
-          row.id,
-          new Date(),
-          row.events.map((e) => e.mac),
-        );
+        const macs = [...new Set(row.events.map((e) => e.mac))];
+        await outbox.sent(row.id, new Date(), macs);
+        // devLastNotification changed: the caches learn it from the store, listeners from here.
+        this.options.feed?.publish('devices', { created: [], updated: macs });
         logger.info(
           { event: 'notification-sent', ...context, events: row.events.length },
           'notification sent',
         );
         this.options.onOutcome?.(channel.name, 'sent');
       } else if (attempts >= maxAttempts) {
-        outbox.failed(row.id, error);
+        await outbox.failed(row.id, error);
         logger.error({ event: 'notification-failed', ...context, error }, 'notification failed for good');
         this.options.onOutcome?.(channel.name, 'failed');
       } else {
         const wait = backoffMs(attempts, this.options.retryBaseMs);
-        outbox.retryLater(row.id, Date.now() + wait, error);
+        await outbox.retryLater(row.id, Date.now() + wait, error);
         logger.warn(
           { event: 'notification-retry', ...context, error, retryInMs: wait },
           'notification attempt failed; retrying later',

@@ -51,7 +51,7 @@ export interface AlertsOptions {
   readonly logger: Logger;
   readonly feed?: ChangeFeed;
   /** The device counters, for the MQTT count sensors (the device store's totals). */
-  readonly totals?: () => DeviceTotals;
+  readonly totals?: () => Promise<DeviceTotals>;
   /**
    * Counts each notification's outcome per channel (metrics): `sent` or `failed` when delivery
    * ends, `retry` per failed attempt that will be retried, `skipped` when a cycle records one.
@@ -76,6 +76,7 @@ export class Alerts {
   private readonly delivery: DeliveryLoop;
   private readonly mqtt: MqttBridge | undefined;
   private readonly retention: DailyTask<OutboxPruneResult>;
+  private starting: Promise<void> | undefined;
 
   constructor(private readonly options: AlertsOptions) {
     const { config, logger } = options;
@@ -114,13 +115,14 @@ export class Alerts {
       timeoutMs: config.NOTIFY_TIMEOUT_MS,
       retryBaseMs: config.NOTIFY_RETRY_BASE_MS,
       logger: logger.child({ component: 'alerts' }),
+      feed: options.feed,
       onOutcome: options.onNotification,
     });
     this.retention = new DailyTask(() => this.pruneOutbox(), { notifications: 0, payloads: 0 });
   }
 
   /** Connects MQTT and starts delivering what the outbox holds (including rows from before a crash). */
-  start(): void {
+  async start(): Promise<void> {
     const names = this.channels.map((c) => c.name);
     this.options.logger.info(
       {
@@ -143,11 +145,14 @@ export class Alerts {
       names.length > 0 ? `notification channels: ${names.join(', ')}` : 'no notification channel configured',
     );
     this.mqtt?.start();
-    this.delivery.start(names, channelNames);
     this.retention.start();
+    this.starting = this.delivery.start(names, channelNames);
+    await this.starting;
   }
 
   async stop(): Promise<void> {
+    // The start's writes (the orphaned channels' rows) finish before the database may close.
+    await this.starting?.catch(() => undefined);
     await this.retention.stop();
     await this.delivery.stop();
     await this.mqtt?.stop();
@@ -164,7 +169,7 @@ export class Alerts {
     let payloads = 0;
     try {
       for (;;) {
-        const batch = this.outbox.pruneBatch(before, pruneBatchSize);
+        const batch = await this.outbox.pruneBatch(before, pruneBatchSize);
         notifications += batch.notifications;
         payloads += batch.payloads;
         if (batch.notifications < pruneBatchSize) break;

@@ -47,7 +47,7 @@ export interface MqttOptions {
   /** Wait between reconnection attempts. Default 5000 ms. */
   readonly reconnectMs?: number;
   /** The device counters (the device store's totals, as GET /devices/totals reads them). */
-  readonly totals?: () => DeviceTotals;
+  readonly totals?: () => Promise<DeviceTotals>;
 }
 
 /** The Home Assistant count sensors: each counter, the totals group it shows, its icon. */
@@ -257,12 +257,19 @@ export class MqttBridge {
   private publishCounts(): void {
     const totals = this.options.totals;
     if (totals === undefined || !this.client.connected) return;
-    for (const sensor of countSensors)
-      this.publish(
-        this.topics.countConfig(sensor.counter),
-        JSON.stringify(countSensorConfig(sensor, this.topics)),
-      );
-    this.publish(this.topics.countState, JSON.stringify(countState(totals())));
+    void totals()
+      .then((counts) => {
+        if (!this.connected()) return;
+        for (const sensor of countSensors)
+          this.publish(
+            this.topics.countConfig(sensor.counter),
+            JSON.stringify(countSensorConfig(sensor, this.topics)),
+          );
+        this.publish(this.topics.countState, JSON.stringify(countState(counts)));
+      })
+      .catch((err: unknown) => {
+        this.options.logger.error({ event: 'mqtt-error', error: errorMessage(err) }, 'MQTT counts failed');
+      });
   }
 
   /** The counts after API writes, once for all the writes of this turn of the event loop. */
@@ -285,7 +292,7 @@ export class MqttBridge {
     }
     this.republishing = (async () => {
       let count = 0;
-      for (const device of this.options.readouts.trackedDevices()) {
+      for (const device of await this.options.readouts.trackedDevices()) {
         if (this.stopped || !this.client.connected) return;
         if (device.devIsArchived === 1) continue;
         this.publishTracked(device);
@@ -308,20 +315,35 @@ export class MqttBridge {
         let count = 0;
         for (const mac of this.changed) {
           this.changed.delete(mac);
-          this.publishDevice(mac, false);
+          await this.publishDeviceNow(mac, false);
           if (++count === batch) break;
         }
         await yieldToLoop();
       }
-    })().finally(() => {
-      this.draining = false;
-    });
+    })()
+      .catch((err: unknown) => {
+        this.options.logger.error({ event: 'mqtt-error', error: errorMessage(err) }, 'MQTT publish failed');
+      })
+      .finally(() => {
+        this.draining = false;
+      });
   }
 
   private publishDevice(mac: string, withConfig = true): void {
-    if (!this.client.connected) return; // the next connect publishes everything
-    const device = this.options.readouts.trackedDevice(mac);
-    if (device === undefined) return;
+    this.publishDeviceNow(mac, withConfig).catch((err: unknown) => {
+      this.options.logger.error({ event: 'mqtt-error', error: errorMessage(err) }, 'MQTT publish failed');
+    });
+  }
+
+  /** Whether the client is connected now (read again after each await). */
+  private connected(): boolean {
+    return this.client.connected;
+  }
+
+  private async publishDeviceNow(mac: string, withConfig: boolean): Promise<void> {
+    if (!this.connected()) return; // the next connect publishes everything
+    const device = await this.options.readouts.trackedDevice(mac);
+    if (device === undefined || !this.connected()) return;
     if (device.devIsArchived === 1) this.clearDevice(mac);
     else this.publishTracked(device, withConfig);
   }

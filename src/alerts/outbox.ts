@@ -6,7 +6,7 @@
  * events (and, when some were skipped, one `skipped` row per channel carries those). The delivery
  * loop reads due rows and records each attempt's outcome here.
  */
-import type { AlertOutboxStore, NotificationBatch } from '../store/outbox.js';
+import type { AlertDevice, AlertOutboxStore, NotificationBatch, NotifyRequest } from '../store/outbox.js';
 import { isRandomMac } from '../validation.js';
 import type { PlannedEvent, EventType } from '../scanner/state-machine.js';
 import { dbTime, fromDbTime } from '../time.js';
@@ -59,18 +59,32 @@ export class Outbox {
   ) {}
 
   /**
-   * Writes the notifications of a cycle's events. Must run inside the cycle's transaction, after
-   * its writes (the device rows it reads are those the cycle leaves).
+   * What the store writes for a cycle's events, in the cycle's own transaction: the plan reads the
+   * devices as the cycle leaves them. Undefined when nothing can be notified (no channel, no event).
    */
-  record(events: readonly PlannedEvent[], now: Date): RecordResult {
+  request(events: readonly PlannedEvent[], now: Date): NotifyRequest | undefined {
+    const { channels } = this.options;
+    if (channels.length === 0 || events.length === 0) return undefined;
+    return {
+      macs: events.map((e) => e.mac),
+      createdAt: now,
+      plan: (devices) => this.plan(events, devices, now).batches,
+    };
+  }
+
+  /** The batches of a cycle's events, from its devices' alert fields (pure but for the callbacks). */
+  plan(
+    events: readonly PlannedEvent[],
+    devices: ReadonlyMap<string, AlertDevice>,
+    now: Date,
+  ): { batches: NotificationBatch[]; result: RecordResult } {
     const { channels, enabledTypes } = this.options;
-    if (channels.length === 0 || events.length === 0) return { notified: 0, skipped: 0 };
     const notified: NotificationEvent[] = [];
     const skipped: NotificationEvent[] = [];
     const skippedFlapping: NotificationEvent[] = [];
     for (const event of events) {
       if (!enabledTypes.has(event.type)) continue;
-      const device = this.store.alertDevice(event.mac);
+      const device = devices.get(event.mac);
       if (device === undefined) continue;
       const decision = decide(event.type, device, { enabledTypes, now });
       if (decision === 'ignore') continue;
@@ -110,40 +124,46 @@ export class Outbox {
         dueMs: status === 'pending' ? Date.now() : null,
       });
     }
-    this.store.writeNotifications(batches, now);
+    // Called inside the transaction: harmless if it rolls back (the delivery loop finds nothing).
     if (notified.length > 0) this.options.onRecorded?.();
     for (const items of [skipped, skippedFlapping])
       if (items.length > 0) for (const channel of channels) this.options.onSkipped?.(channel);
-    return { notified: notified.length, skipped: skipped.length + skippedFlapping.length };
+    return {
+      batches,
+      result: { notified: notified.length, skipped: skipped.length + skippedFlapping.length },
+    };
   }
 
   /**
    * Pending rows of a channel whose next attempt is due at `nowMs`, oldest first, leaving out the
    * rows in `skip` (attempts in flight) without reading their payloads.
    */
-  due(
+  async due(
     channel: ChannelName,
     nowMs: number,
     limit: number,
     skip: ReadonlySet<number> = new Set(),
-  ): DueNotification[] {
-    const rows = this.store.due(channel, nowMs, limit + skip.size).filter((row) => !skip.has(row.id));
-    return rows.slice(0, limit).map((row) => ({
-      id: row.id,
-      deliveryId: row.deliveryId,
-      attempts: row.attempts,
-      events: this.parsedPayload(row.payloadId),
-    }));
+  ): Promise<DueNotification[]> {
+    const rows = (await this.store.due(channel, nowMs, limit + skip.size)).filter((row) => !skip.has(row.id));
+    const due: DueNotification[] = [];
+    for (const row of rows.slice(0, limit))
+      due.push({
+        id: row.id,
+        deliveryId: row.deliveryId,
+        attempts: row.attempts,
+        events: await this.parsedPayload(row.payloadId),
+      });
+    return due;
   }
 
   /**
    * The channels' rows of a cycle share one payload: parse it once (a cycle with thousands of
    * events carries a large one). The few most recent are kept.
    */
-  private parsedPayload(payloadId: number): NotificationEvent[] {
+  private async parsedPayload(payloadId: number): Promise<NotificationEvent[]> {
     let events = this.payloads.get(payloadId);
     if (events === undefined) {
-      events = this.store.payload(payloadId);
+      events = await this.store.payload(payloadId);
       this.payloads.set(payloadId, events);
       for (const key of this.payloads.keys()) {
         if (this.payloads.size <= 8) break;
@@ -154,27 +174,27 @@ export class Outbox {
   }
 
   /** Unix ms of the earliest pending attempt, or null when nothing is pending. */
-  nextDue(): number | null {
+  nextDue(): Promise<number | null> {
     return this.store.nextDue();
   }
 
   /** The receiver confirmed: the row is sent and its devices' devLastNotification is `sentAt`. */
-  sent(id: number, sentAt: Date, macs: readonly string[]): void {
-    this.store.sent(id, sentAt, [...new Set(macs)]);
+  sent(id: number, sentAt: Date, macs: readonly string[]): Promise<void> {
+    return this.store.sent(id, sentAt, [...new Set(macs)]);
   }
 
   /** The attempt failed; another one is due at `nextAttemptAtMs`. */
-  retryLater(id: number, nextAttemptAtMs: number, error: string): void {
-    this.store.retryLater(id, nextAttemptAtMs, error);
+  retryLater(id: number, nextAttemptAtMs: number, error: string): Promise<void> {
+    return this.store.retryLater(id, nextAttemptAtMs, error);
   }
 
   /** The last attempt failed: the row is failed with `error`. */
-  failed(id: number, error: string): void {
-    this.store.failed(id, error);
+  failed(id: number, error: string): Promise<void> {
+    return this.store.failed(id, error);
   }
 
   /** Every pending row of a channel that is no longer configured is failed with `error`. */
-  failPending(channel: ChannelName, error: string): number {
+  failPending(channel: ChannelName, error: string): Promise<number> {
     return this.store.failPending(channel, error);
   }
 
@@ -186,7 +206,7 @@ export class Outbox {
     status: NotificationStatus | undefined,
     offset: number,
     limit: number,
-  ): { total: number; notifications: NotificationView[] } {
+  ): Promise<{ total: number; notifications: NotificationView[] }> {
     return this.store.list(status, offset, limit);
   }
 
@@ -194,15 +214,17 @@ export class Outbox {
    * Deletes up to `limit` sent, failed or skipped notifications written before `before`, and the
    * payloads no notification refers to any more, in one transaction. Pending rows stay.
    */
-  pruneBatch(before: Date, limit: number): OutboxPruneResult {
-    const result = this.store.pruneBatch(before, limit);
+  async pruneBatch(before: Date, limit: number): Promise<OutboxPruneResult> {
+    const result = await this.store.pruneBatch(before, limit);
     // An id may be given again to a new payload (the largest one was deleted).
     for (const id of result.payloadIds) this.payloads.delete(id);
     return { notifications: result.notifications, payloads: result.payloads };
   }
 
   /** Rows by channel and status (for metrics: netkeep_notifications_total{channel,status}). */
-  countsByChannelAndStatus(): Array<{ channel: ChannelName; status: NotificationStatus; count: number }> {
+  countsByChannelAndStatus(): Promise<
+    Array<{ channel: ChannelName; status: NotificationStatus; count: number }>
+  > {
     return this.store.countsByChannelAndStatus();
   }
 }

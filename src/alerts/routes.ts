@@ -76,7 +76,7 @@ export default async function notificationsRoutes(app: App, opts: NotificationsR
     async (request) => {
       const status = parseNotificationStatus(request.query.status);
       const page = parsePage(request.query);
-      const { total, notifications } = alerts.outbox.list(status, page.offset, page.limit);
+      const { total, notifications } = await alerts.outbox.list(status, page.offset, page.limit);
       return { success: true as const, notifications, total, ...page };
     },
   );

@@ -105,10 +105,14 @@ function textInteger(
 }
 
 /** Every item of a device list, read a batch at a time. */
-function allOf(repository: DeviceStore, query: DeviceListQuery, limit: number): DeviceListItem[] {
+async function allOf(
+  repository: DeviceStore,
+  query: DeviceListQuery,
+  limit: number,
+): Promise<DeviceListItem[]> {
   const items: DeviceListItem[] = [];
   while (items.length < limit) {
-    const page = repository.listDevices(query, {
+    const page = await repository.listDevices(query, {
       offset: items.length,
       limit: Math.min(pageSize * 32, limit - items.length),
     });
@@ -161,7 +165,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
       if (text === '')
         throw new DomainError('invalid', 'query must not be blank.', { code: 'INVALID_SEARCH' });
       const q = normalizeMac(text) ?? text;
-      const devices = allOf(repository, { q }, request.body.limit ?? defaultSearchResults);
+      const devices = await allOf(repository, { q }, request.body.limit ?? defaultSearchResults);
       if (devices.length === 0) throw noDevices();
       return { success: true as const, devices };
     },
@@ -179,7 +183,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
       },
     },
     async () => {
-      const page = repository.listDevices(
+      const page = await repository.listDevices(
         { sort: 'devFirstConnection', order: 'desc' },
         { offset: 0, limit: 1 },
       );
@@ -201,7 +205,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
       },
     },
     async () => {
-      const devices = allOf(repository, { status: 'favorites' }, Number.MAX_SAFE_INTEGER);
+      const devices = await allOf(repository, { status: 'favorites' }, Number.MAX_SAFE_INTEGER);
       if (devices.length === 0) throw noDevices();
       return devices;
     },
@@ -236,7 +240,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
       const nodes: { id: string; name: string; vendor: string }[] = [];
       const links: { source: string; target: string; port: number | null }[] = [];
       const rows = deviceRows(store);
-      for (const row of rows) {
+      for await (const row of rows) {
         const device = rowToJson(row);
         const id = String(device.devMac);
         const text = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -251,9 +255,9 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
     },
   );
 
-  const recentEvents = (hours: number, limit: number) => {
+  const recentEvents = async (hours: number, limit: number) => {
     const since = new Date(Date.now() - hours * 3_600_000);
-    const events = eventLog.list({ since }, { offset: 0, limit }).items;
+    const events = (await eventLog.list({ since }, { offset: 0, limit })).items;
     return { success: true as const, hours, count: events.length, events };
   };
   const recentSchema = {
@@ -285,8 +289,8 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
     summary: 'The 10 newest events: {success, count, events}.',
     response: { 200: Type.Object(EventsAnswer), ...commonErrors },
   };
-  const lastEvents = () => {
-    const events = eventLog.list({}, { offset: 0, limit: lastEventsCount }).items;
+  const lastEvents = async () => {
+    const events = (await eventLog.list({}, { offset: 0, limit: lastEventsCount })).items;
     return { success: true as const, count: events.length, events };
   };
   app.get('/events/last', { schema: lastSchema }, async () => lastEvents());
@@ -325,11 +329,11 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
           `file '${request.query.file.slice(0, 64)}' is not offered; only ${deviceTableFile} is (see docs/netalertx.md).`,
           { code: 'NOT_OFFERED' },
         );
-      function* chunks(): Generator<string> {
+      async function* chunks(): AsyncGenerator<string> {
         yield '{"data":[';
         let first = true;
         const rows = deviceRows(store);
-        for (const row of rows) {
+        for await (const row of rows) {
           const device = {
             ...rowToJson(row),
             devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),

@@ -28,7 +28,7 @@ import type { ByStatusGroup, CompatStore, EventCursor, ImportedDevice } from '..
 export interface CompatRoutesOptions {
   readonly store: CompatStore;
   /** The status counters, as the device store keeps them (the numbers of GET /devices/totals). */
-  readonly devices: Pick<DeviceStore, 'totals' | 'write'>;
+  readonly devices: Pick<DeviceStore, 'totals'>;
   readonly feed?: ChangeFeed;
   /** IMPORT_BODY_LIMIT: the largest body of POST /devices/import (JSON or multipart). */
   readonly importBodyLimit: number;
@@ -44,7 +44,7 @@ const pageSize = 500;
 const devicePageSize = 16;
 
 /** Every device row, read a page of devicePageSize at a time in MAC order (the exports, the topology). */
-export function deviceRows(store: Pick<CompatStore, 'devicesAfter'>): Generator<DeviceRow> {
+export function deviceRows(store: Pick<CompatStore, 'devicesAfter'>): AsyncGenerator<DeviceRow> {
   return keyedPages(
     (after, size) => store.devicesAfter(after, size),
     (row) => String(row.devMac),
@@ -280,11 +280,11 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
 
   /** The export as a stream of CSV lines or JSON text, read a page of devices at a time. */
   const exportStream = (format: 'csv' | 'json'): Readable => {
-    function* pages(): Generator<string> {
+    async function* pages(): AsyncGenerator<string> {
       let first = true;
       yield format === 'csv' ? csvLine(storedNames) : '{"data":[';
       const rows = deviceRows(store);
-      for (const row of rows) {
+      for await (const row of rows) {
         if (format === 'csv') yield csvLine(storedNames.map((name) => row[name] ?? null));
         else {
           yield `${first ? '' : ','}${JSON.stringify(rowToJson(row))}`;
@@ -358,7 +358,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         const plan = await planImport(request, opts.importBodyLimit);
         // One transaction for the whole import.
         const now = new Date();
-        const { inserted, updated } = await devices.write(() => store.importDevices(plan.devices, now));
+        const { inserted, updated } = await store.importDevices(plan.devices, now);
         // One change for the whole import, however many devices: a stream client gets one message.
         if (inserted.length + updated.length > 0) feed?.publish('devices', { created: inserted, updated });
         return {
@@ -403,7 +403,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
         let cursor: EventCursor | undefined;
         let count = 0;
         do {
-          const page = store.eventsAfter(only, cursor, pageSize);
+          const page = await store.eventsAfter(only, cursor, pageSize);
           for (const event of page.events) {
             yield `${count === 0 ? '' : ','}${JSON.stringify(event)}`;
             count++;
@@ -470,7 +470,7 @@ export default async function compatRoutes(app: App, opts: CompatRoutesOptions):
           `action '${request.query.action.slice(0, 64)}' is not offered; only getDevicesTotals is (see docs/netalertx.md).`,
           'NOT_OFFERED',
         );
-      return totalsArray(devices.totals());
+      return totalsArray(await devices.totals());
     },
   );
 

@@ -105,7 +105,7 @@ export default async function eventLogRoutes(app: App, { eventLog }: EventLogRou
         until: parseTime('until', request.query.until),
       };
       const page = parsePage(request.query);
-      const { items, total } = eventLog.list(filter, page);
+      const { items, total } = await eventLog.list(filter, page);
       return { success: true as const, events: items, total, ...page };
     },
   );

@@ -44,7 +44,7 @@ export interface ListPage {
   /** Devices in the whole filtered list. */
   readonly total: number;
   /** The page's items as JSON text, read as they are iterated. */
-  readonly items: Iterable<string>;
+  readonly items: AsyncIterable<string>;
 }
 
 export class DeviceListCache {
@@ -79,17 +79,18 @@ export class DeviceListCache {
    * characters, and given again while nothing in it can have changed; anything else it returns (a
    * stream of a long list) is handed over as it is.
    */
-  answer<T>(
+  async answer<T>(
     query: DeviceListQuery,
     offset: number,
     limit: number | null,
-    render: (page: ListPage) => string | T,
-  ): Buffer | T {
-    this.refresh();
+    render: (page: ListPage) => Promise<string | T>,
+  ): Promise<Buffer | T> {
+    await this.refresh();
     const key = `${shapeKey(query)}|${offset}|${String(limit)}`;
+    // A kept answer is sent without asking the store anything more.
     const kept = this.answers.get(key);
     if (kept !== undefined) return kept;
-    const made = render(this.page(query, offset, limit));
+    const made = await render(await this.page(query, offset, limit));
     if (typeof made !== 'string') return made;
     const bytes = Buffer.from(made);
     if (made.length <= maxAnswerChars) this.answers.set(key, bytes);
@@ -97,24 +98,24 @@ export class DeviceListCache {
   }
 
   /** The list for `query` from `offset`, `limit` devices (null: every one from the offset on). */
-  page(query: DeviceListQuery, offset: number, limit: number | null): ListPage {
-    this.refresh();
-    const order = this.order(query);
+  async page(query: DeviceListQuery, offset: number, limit: number | null): Promise<ListPage> {
+    await this.refresh();
+    const order = await this.order(query);
     const macs = order.slice(offset, limit === null ? undefined : offset + limit);
     return { total: order.length, items: this.texts(macs) };
   }
 
   /** Item texts of `macs`, step by step; a device deleted meanwhile is left out. */
-  private *texts(macs: readonly string[]): Generator<string> {
+  private async *texts(macs: readonly string[]): AsyncGenerator<string> {
     for (let at = 0; at < macs.length; at += step) {
-      if (at > 0) this.refresh();
+      if (at > 0) await this.refresh();
       const slice = macs.slice(at, at + step);
       const texts = slice.map((mac) => this.items.get(mac));
       const missing = slice.filter((_, i) => texts[i] === undefined);
       const read = new Map<string, string>();
       for (let from = 0; from < missing.length; from += readBatch) {
         const batch = missing.slice(from, from + readBatch);
-        this.repository.listItems(batch).forEach((item, i) => {
+        (await this.repository.listItems(batch)).forEach((item, i) => {
           const mac = batch[i];
           if (item === undefined || mac === undefined) return;
           const text = JSON.stringify(item);
@@ -129,11 +130,11 @@ export class DeviceListCache {
     }
   }
 
-  private order(query: DeviceListQuery): readonly string[] {
+  private async order(query: DeviceListQuery): Promise<readonly string[]> {
     const key = shapeKey(query);
     let macs = this.orders.get(key);
     if (macs === undefined) {
-      macs = this.repository.listOrder(query);
+      macs = await this.repository.listOrder(query);
       for (const oldest of this.orders.keys()) {
         if (this.orders.size < maxOrders) break;
         this.orders.delete(oldest);
@@ -144,7 +145,7 @@ export class DeviceListCache {
   }
 
   /** Takes in what changed since the last answer (see the comment at the top). */
-  private refresh(): void {
+  private async refresh(): Promise<void> {
     const changed = this.changes.poll();
     if (changed === 'all') {
       this.items.clear();
@@ -160,7 +161,7 @@ export class DeviceListCache {
       return;
     }
     const macs = [...changed];
-    const items = this.repository.listItems(macs);
+    const items = await this.repository.listItems(macs);
     let ordersHold = true;
     for (const [i, mac] of macs.entries()) {
       const item = items[i];

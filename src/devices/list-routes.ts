@@ -116,8 +116,7 @@ export default async function deviceListRoutes(
         },
       },
     },
-    // Synchronous, like GET /device/<mac>: the answer is ready text (or a stream of it).
-    (request, reply) => {
+    async (request, reply) => {
       const status = parseStatus(request.query.status);
       const q = parseSearch(request.query.q);
       const sort = parseSort(request.query);
@@ -128,13 +127,13 @@ export default async function deviceListRoutes(
       // A page is kept as its bytes; a long list is streamed from the cached texts: every device,
       // each with text fields of up to 16 KB, must not be built in memory as one object and one
       // string (list-cache.ts).
-      const answer = cache.answer(
+      const answer = await cache.answer(
         { status, sleeping, flapping, random, q, ...sort },
         offset,
         limit,
         ({ total, items }) => jsonTextList('devices', items, { total, offset, limit }),
       );
-      void reply.type('application/json; charset=utf-8').send(answer);
+      return reply.type('application/json; charset=utf-8').send(answer);
     },
   );
 
@@ -155,10 +154,10 @@ export default async function deviceListRoutes(
       },
     },
     async (request) => {
-      const mac = deviceMac(request.params.mac, repository);
+      const mac = await deviceMac(request.params.mac, repository);
       const period = parsePeriod(request.query.period);
       const page = parsePage(request.query);
-      const result = repository.listEvents(mac, period, new Date(), page);
+      const result = await repository.listEvents(mac, period, new Date(), page);
       if (result === undefined) throw notFound(mac);
       return { success: true as const, events: result.items, total: result.total, ...page };
     },
@@ -181,10 +180,10 @@ export default async function deviceListRoutes(
       },
     },
     async (request) => {
-      const mac = deviceMac(request.params.mac, repository);
+      const mac = await deviceMac(request.params.mac, repository);
       const period = parsePeriod(request.query.period);
       const page = parsePage(request.query);
-      const result = repository.listSessions(mac, period, new Date(), page);
+      const result = await repository.listSessions(mac, period, new Date(), page);
       if (result === undefined) throw notFound(mac);
       return { success: true as const, sessions: result.items, total: result.total, ...page };
     },

@@ -51,7 +51,7 @@ export function pathMac(raw: string): string {
  * The device a path's `<mac>` names: its canonical MAC resolved through the aliases (a device is
  * found by any of its MACs), or a 400. The one place a `/device/<mac>` path becomes a devMac.
  */
-export function deviceMac(raw: string, devices: Pick<DeviceStore, 'resolveMac'>): string {
+export function deviceMac(raw: string, devices: Pick<DeviceStore, 'resolveMac'>): Promise<string> {
   return devices.resolveMac(requireMac(raw));
 }
 

@@ -1,8 +1,8 @@
 /**
  * The /device/ routes (NetAlertX's device API). Each handler validates (schema + path MAC), calls the
  * repository, and maps its answer to a status; every rule lives in input.ts or the repository.
- * Writes go through `repository.write`, which answers once the write is durable and lets writes
- * that arrive together share one commit.
+ * Each write method of the store answers once the write is durable (writes that arrive together
+ * share one commit).
  */
 import { Type } from '@sinclair/typebox';
 import type { ChangeFeed } from '../events.js';
@@ -141,15 +141,13 @@ export default async function deviceRoutes(
         response: { 200: DeviceRef, 400: ErrorRef, 403: ErrorRef, 404: ErrorRef },
       },
     },
-    // Synchronous (Fastify maps a throw to the error answer): the answer is ready text, and a
-    // promise per request would cost more than finding it.
-    (request, reply) => {
-      const mac = deviceMac(request.params.mac, repository);
+    async (request, reply) => {
+      const mac = await deviceMac(request.params.mac, repository);
       const period = parsePeriod(request.query.period);
       // Served as ready JSON text, exact for `now` (see view-cache.ts).
-      const json = cache.get(mac, new Date(), period);
+      const json = await cache.get(mac, new Date(), period);
       if (json === undefined) throw notFound(mac);
-      void reply.type('application/json; charset=utf-8').send(json);
+      return reply.type('application/json; charset=utf-8').send(json);
     },
   );
 
@@ -168,13 +166,13 @@ export default async function deviceRoutes(
       const given = pathMac(request.params.mac);
       const { createNew, changes } = deviceWrite(request.body, given);
       // An alias finds its device (so createNew with an alias is a 409, as for its own MAC).
-      const mac = repository.resolveMac(given);
+      const mac = await repository.resolveMac(given);
       if (createNew) {
-        if ((await repository.write(() => repository.create(mac, changes, new Date()))) === 'exists')
+        if ((await repository.create(mac, changes, new Date())) === 'exists')
           throw new DomainError('conflict', `Device ${mac} already exists.`, { code: 'DEVICE_EXISTS' });
         changed(mac, 'created');
       } else {
-        if (!(await repository.write(() => repository.update(mac, changes)))) throw notFound(mac);
+        if (!(await repository.update(mac, changes))) throw notFound(mac);
         changed(mac, 'updated');
       }
       return { success: true as const };
@@ -192,8 +190,8 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = deviceMac(request.params.mac, repository);
-      if (!(await repository.write(() => repository.delete(mac)))) throw notFound(mac);
+      const mac = await deviceMac(request.params.mac, repository);
+      if (!(await repository.delete(mac))) throw notFound(mac);
       changed(mac, 'deleted');
       return { success: true as const };
     },
@@ -210,8 +208,8 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = deviceMac(request.params.mac, repository);
-      if (!(await repository.write(() => repository.deleteEvents(mac)))) throw notFound(mac);
+      const mac = await deviceMac(request.params.mac, repository);
+      if (!(await repository.deleteEvents(mac))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },
@@ -230,8 +228,8 @@ export default async function deviceRoutes(
       preValidation: optionalBody,
     },
     async (request) => {
-      const mac = deviceMac(request.params.mac, repository);
-      if (!(await repository.write(() => repository.resetProps(mac)))) throw notFound(mac);
+      const mac = await deviceMac(request.params.mac, repository);
+      if (!(await repository.resetProps(mac))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },
@@ -248,11 +246,11 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const from = repository.resolveMac(requireMac(request.body.macFrom, 'macFrom'));
-      const to = repository.resolveMac(requireMac(request.body.macTo, 'macTo'));
+      const from = await repository.resolveMac(requireMac(request.body.macFrom, 'macFrom'));
+      const to = await repository.resolveMac(requireMac(request.body.macTo, 'macTo'));
       if (from === to)
         throw new DomainError('invalid', 'macFrom and macTo are the same device.', { code: 'SAME_DEVICE' });
-      if (!(await repository.write(() => repository.copy(from, to)))) throw notFound(from);
+      if (!(await repository.copy(from, to))) throw notFound(from);
       changed(to, 'updated');
       return { success: true as const, message: `Device copied from ${from} to ${to}` };
     },
@@ -278,9 +276,9 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = deviceMac(request.params.mac, repository);
+      const mac = await deviceMac(request.params.mac, repository);
       const { changes } = deviceWrite({ devName: request.body.alias }, mac);
-      if (!(await repository.write(() => repository.update(mac, changes)))) throw notFound(mac);
+      if (!(await repository.update(mac, changes))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const, message: `Alias of ${mac} set` };
     },
@@ -301,8 +299,8 @@ export default async function deviceRoutes(
     async (request) => {
       const to = requireMac(request.params.mac);
       const from = requireMac(request.body.from, 'from');
-      // Resolved inside the write's transaction: two merges of the same devices cannot interleave.
-      const result = await repository.write(() => repository.merge(to, from, new Date()));
+      // Resolved inside the write: two merges of the same devices cannot interleave.
+      const result = await repository.merge(to, from, new Date());
       changed(from, 'deleted');
       changed(result.devMac, 'updated');
       return { success: true as const, devMac: result.devMac, devMacs: result.devMacs };
@@ -324,7 +322,7 @@ export default async function deviceRoutes(
     async (request) => {
       const mac = requireMac(request.params.mac);
       const alias = requireMac(request.body.mac, 'mac');
-      const result = await repository.write(() => repository.split(mac, alias, new Date()));
+      const result = await repository.split(mac, alias, new Date());
       changed(result.split, 'created');
       changed(result.devMac, 'updated');
       return { success: true as const, devMac: result.devMac, devMacs: result.devMacs };
@@ -343,9 +341,9 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = deviceMac(request.params.mac, repository);
+      const mac = await deviceMac(request.params.mac, repository);
       const { column, value } = columnWrite(request.body.columnName, request.body.columnValue);
-      if (!(await repository.write(() => repository.updateColumn(mac, column, value)))) throw notFound(mac);
+      if (!(await repository.update(mac, { [column]: value }))) throw notFound(mac);
       changed(mac, 'updated');
       return { success: true as const };
     },

@@ -27,8 +27,8 @@ export default async function totalsRoutes(app: App, { repository }: TotalsRoute
   let counts: number[] = [];
   let arrayText = '';
   let namedText = '';
-  const answers = (): { arrayText: string; namedText: string } => {
-    const now = totalsArray(repository.totals());
+  const answers = async (): Promise<{ arrayText: string; namedText: string }> => {
+    const now = totalsArray(await repository.totals());
     if (now.length !== counts.length || now.some((n, i) => n !== counts[i])) {
       counts = now;
       arrayText = JSON.stringify(now);
@@ -54,10 +54,9 @@ export default async function totalsRoutes(app: App, { repository }: TotalsRoute
         },
       },
     },
-    // The counts are kept by the store (never a scan per request): synchronous, like a cached GET.
-    (_request, reply) => {
-      void reply.type('application/json; charset=utf-8').send(answers().arrayText);
-    },
+    // The counts are kept by the store (never a scan per request).
+    async (_request, reply) =>
+      reply.type('application/json; charset=utf-8').send((await answers()).arrayText),
   );
 
   app.get(
@@ -72,8 +71,7 @@ export default async function totalsRoutes(app: App, { repository }: TotalsRoute
         },
       },
     },
-    (_request, reply) => {
-      void reply.type('application/json; charset=utf-8').send(answers().namedText);
-    },
+    async (_request, reply) =>
+      reply.type('application/json; charset=utf-8').send((await answers()).namedText),
   );
 }

@@ -71,7 +71,7 @@ export class DeviceJsonCache {
   }
 
   /** JSON text of the device for `period`, or undefined when the device does not exist. */
-  get(mac: string, now: Date, period: Period = 'all'): string | undefined {
+  async get(mac: string, now: Date, period: Period = 'all'): Promise<string | undefined> {
     const changed = this.changes.poll();
     if (changed === 'all') this.entries.clear();
     else for (const device of changed) this.drop(device);
@@ -86,7 +86,8 @@ export class DeviceJsonCache {
       }
       this.entries.delete(key);
     }
-    const timed = this.repository.getTimed(mac, period, now);
+    // A hit above never waits for the store; a miss reads the view once.
+    const timed = await this.repository.getTimed(mac, period, now);
     if (timed === undefined) return undefined;
     const json = JSON.stringify(timed.view);
     const until = timed.until === null ? Infinity : timed.until.getTime();

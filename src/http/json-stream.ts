@@ -10,10 +10,14 @@ import { Readable } from 'node:stream';
 const highWaterMark = 64 * 1024;
 
 /** The JSON text of `items` as an array, in pieces: `[`, then one item at a time, then `]<after>`. */
-function* arrayChunks(before: string, items: Iterable<unknown>, after: string): Generator<string> {
+async function* arrayChunks(
+  before: string,
+  items: Iterable<unknown> | AsyncIterable<unknown>,
+  after: string,
+): AsyncGenerator<string> {
   yield `${before}[`;
   let first = true;
-  for (const item of items) {
+  for await (const item of items) {
     yield first ? JSON.stringify(item) : `,${JSON.stringify(item)}`;
     first = false;
   }
@@ -23,7 +27,7 @@ function* arrayChunks(before: string, items: Iterable<unknown>, after: string): 
 /** `{"success":true,"<key>":[..items..],<tail fields>}`. */
 export function jsonListStream(
   key: string,
-  items: Iterable<unknown>,
+  items: Iterable<unknown> | AsyncIterable<unknown>,
   tail: Readonly<Record<string, unknown>>,
 ): Readable {
   const rest = Object.entries(tail).map(
@@ -49,11 +53,11 @@ const wholeChars = 256 * 1024;
  * items. An answer that fits in 256 Ki characters is one string (a stream costs more than it saves
  * there); a longer one is a stream.
  */
-export function jsonTextList(
+export async function jsonTextList(
   key: string,
-  texts: Iterable<string>,
+  texts: Iterable<string> | AsyncIterable<string>,
   tail: Readonly<Record<string, unknown>>,
-): string | Readable {
+): Promise<string | Readable> {
   const rest = Object.entries(tail).map(
     ([name, value]) => `,${JSON.stringify(name)}:${JSON.stringify(value)}`,
   );
@@ -61,14 +65,14 @@ export function jsonTextList(
   const head: string[] = [];
   let chars = 0;
   for (;;) {
-    const next = pieces.next();
+    const next = await pieces.next();
     if (next.done === true) return head.join('');
     head.push(next.value);
     chars += next.value.length;
     if (chars > wholeChars) break;
   }
   return Readable.from(
-    (function* () {
+    (async function* () {
       yield* head;
       yield* pieces;
     })(),
@@ -76,11 +80,15 @@ export function jsonTextList(
   );
 }
 
-function* textPieces(before: string, texts: Iterable<string>, after: string): Generator<string> {
+async function* textPieces(
+  before: string,
+  texts: Iterable<string> | AsyncIterable<string>,
+  after: string,
+): AsyncGenerator<string> {
   let piece = [before];
   let chars = before.length;
   let first = true;
-  for (const text of texts) {
+  for await (const text of texts) {
     piece.push(first ? text : `,${text}`);
     first = false;
     chars += text.length + 1;
@@ -95,7 +103,7 @@ function* textPieces(before: string, texts: Iterable<string>, after: string): Ge
 }
 
 /** A bare JSON array `[..items..]` (NetAlertX's shape for some lists). */
-export function jsonArrayStream(items: Iterable<unknown>): Readable {
+export function jsonArrayStream(items: Iterable<unknown> | AsyncIterable<unknown>): Readable {
   return Readable.from(arrayChunks('', items, ''), { objectMode: false, highWaterMark });
 }
 
@@ -104,14 +112,14 @@ export function jsonArrayStream(items: Iterable<unknown>): Readable {
  * `size` rows after the key `after` ('' first), in key order. Pages are short reads (no iterator is
  * held open between them, which would keep the database connection busy while the socket drains).
  */
-export function* keyedPages<Row>(
-  page: (after: string, size: number) => readonly Row[],
+export async function* keyedPages<Row>(
+  page: (after: string, size: number) => Promise<readonly Row[]>,
   keyOf: (row: Row) => string,
   size: number,
-): Generator<Row> {
+): AsyncGenerator<Row> {
   let after = '';
   for (;;) {
-    const rows = page(after, size);
+    const rows = await page(after, size);
     yield* rows;
     const last = rows[rows.length - 1];
     if (last === undefined || rows.length < size) return;

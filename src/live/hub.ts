@@ -62,7 +62,7 @@ export interface LiveHubOptions {
   /** Messages kept for replay (STREAM_REPLAY_EVENTS). */
   readonly replayLimit: number;
   /** The summaries of these devices, read after the cycle committed; missing ones are left out. */
-  readonly describeDevices: (macs: readonly string[]) => ReadonlyMap<string, DeviceSummary>;
+  readonly describeDevices: (macs: readonly string[]) => Promise<ReadonlyMap<string, DeviceSummary>>;
   /** Distinguishes this run's ids from the previous run's. Default: the start time, base 36. */
   readonly bootId?: string;
 }
@@ -98,13 +98,13 @@ export class LiveHub {
         this.onScanApplied(applied);
       }),
       feed.subscribe('scan-finished', (summary) => {
-        this.publish([['scan', summary]]);
+        this.inOrder([['scan', summary]]);
       }),
       feed.subscribe('device', (change) => {
-        this.publish([['device', { mac: change.mac, change: change.change }]]);
+        this.inOrder([['device', { mac: change.mac, change: change.change }]]);
       }),
       feed.subscribe('devices', (change) => {
-        this.publish([
+        this.inOrder([
           ['devices-changed', { created: change.created.length, updated: change.updated.length }],
         ]);
       }),
@@ -163,13 +163,42 @@ export class LiveHub {
 
   private onScanApplied(applied: ChangeEvents['scan-applied']): void {
     if (applied.events.length === 0) return;
-    const devices = this.options.describeDevices([...new Set(applied.events.map((event) => event.mac))]);
-    this.publish(
-      applied.events.map(
-        (event) => ['device-event', deviceEventJson(event, devices.get(event.mac))] as const,
+    const devices = this.options
+      .describeDevices([...new Set(applied.events.map((event) => event.mac))])
+      .catch(() => new Map<string, DeviceSummary>());
+    this.inOrder(
+      devices.then((found) =>
+        applied.events.map(
+          (event) => ['device-event', deviceEventJson(event, found.get(event.mac))] as const,
+        ),
       ),
     );
   }
+
+  /**
+   * Publishes in the order the feed told: messages whose content is still being read (a cycle's
+   * device summaries) hold back those that come after them.
+   */
+  private inOrder(
+    items:
+      | ReadonlyArray<readonly [LiveEventName, unknown]>
+      | Promise<ReadonlyArray<readonly [LiveEventName, unknown]>>,
+  ): void {
+    if (this.waiting === undefined && !(items instanceof Promise)) {
+      this.publish(items);
+      return;
+    }
+    const waiting = (this.waiting ?? Promise.resolve()).then(async () => {
+      this.publish(await items);
+    });
+    this.waiting = waiting;
+    void waiting.finally(() => {
+      if (this.waiting === waiting) this.waiting = undefined;
+    });
+  }
+
+  /** The tail of the messages waiting for their content (see `inOrder`). */
+  private waiting: Promise<void> | undefined;
 
   private publish(items: ReadonlyArray<readonly [LiveEventName, unknown]>): void {
     if (items.length === 0) return;

@@ -18,7 +18,7 @@ import { RequestStats } from './request-stats.js';
 
 export interface MetricsOptions {
   /** The device counts the store keeps (the numbers of GET /devices/totals, never a scan). */
-  readonly counts: () => DeviceCounts;
+  readonly counts: () => Promise<DeviceCounts>;
   /** For the per-device series, which list every device anyway. */
   /** The per-device series' rows (the store's readouts). */
   readonly readouts: Pick<DeviceReadouts, 'statusRows'>;
@@ -62,8 +62,8 @@ export class Metrics {
   private readonly scanErrors: client.Counter;
   private readonly toolRuns: client.Counter<'tool' | 'outcome'>;
   private readonly notifications: client.Counter<'channel' | 'status'>;
-  private readonly counts: () => DeviceCounts;
-  private readonly selectDevices: () => DeviceStatusRow[];
+  private readonly counts: () => Promise<DeviceCounts>;
+  private readonly selectDevices: () => Promise<DeviceStatusRow[]>;
   private readonly unsubscribe: () => void;
 
   constructor(options: MetricsOptions) {
@@ -141,11 +141,11 @@ export class Metrics {
 
   /** The Prometheus text, with the device gauges read from the database now. */
   async scrape(): Promise<string> {
-    const counts = this.counts();
+    const counts = await this.counts();
     for (const status of deviceStatuses) this.devices.set({ status }, counts[status]);
     for (const [gauge, counter] of this.netalertx) gauge.set(counts[counter]);
     this.deviceStatus.reset();
-    for (const row of this.selectDevices()) {
+    for (const row of await this.selectDevices()) {
       this.deviceStatus.set(
         {
           device: labelValue(row.devName),

@@ -41,10 +41,10 @@ export class PreparedNames {
   }
 
   /** The plan with the names found: new devices carry theirs, existing ones get name updates. */
-  apply<P extends PresenceChanges>(plan: P): P {
+  async apply<P extends PresenceChanges>(plan: P): Promise<P> {
     this.named = 0;
     if (this.round.results.size === 0) return plan;
-    const fresh = this.devices.loadNames();
+    const fresh = await this.devices.loadNames();
     const newDevices = plan.newDevices.map((device) => {
       const found = this.round.results.get(device.devMac);
       if (found === undefined) return device;
@@ -103,7 +103,7 @@ export class DeviceNamer {
   }
 
   /** The devMac of the device that has `mac` (own or alias); `mac` when none has it. */
-  deviceMac(mac: string): string {
+  deviceMac(mac: string): Promise<string> {
     return this.devices.resolveMac(mac);
   }
 
@@ -114,7 +114,7 @@ export class DeviceNamer {
     signal?: AbortSignal,
   ): Promise<PreparedNames> {
     const refreshMs = this.refreshMinutes * 60_000;
-    const stored = this.devices.loadNames();
+    const stored = await this.devices.loadNames();
     const due = now.getTime() - refreshMs;
     for (const [mac, at] of this.lastLookup) if (at <= due || !stored.has(mac)) this.lastLookup.delete(mac);
     const targets: NameTarget[] = [];
@@ -137,20 +137,16 @@ export class DeviceNamer {
    * the rules. A user or import name is reported, not replaced.
    */
   async resolve(mac: string, now: Date): Promise<ResolveAnswer> {
-    const before = this.devices.getName(mac);
+    const before = await this.devices.getName(mac);
     if (before === undefined) throw notFound(mac);
     const round = await this.resolver.lookup([{ mac, ip: before.ip }], undefined, { everySource: true });
     const found = round.results.get(mac);
     const candidates = found?.candidates ?? [];
     this.lastLookup.set(mac, now.getTime());
-    const after = await this.devices.write(() => {
-      // Decided again inside the write: the name may have changed while the sources answered.
-      const stored = this.devices.getName(mac);
-      if (stored === undefined) return undefined;
-      const update = nameUpdate(mac, stored, candidates, found?.fqdn ?? null);
-      if (update !== undefined) this.devices.setName(update);
-      return this.devices.getName(mac);
-    });
+    // Decided again inside the write: the name may have changed while the sources answered.
+    const after = await this.devices.resolveName(mac, (stored) =>
+      nameUpdate(mac, stored, candidates, found?.fqdn ?? null),
+    );
     if (after === undefined) throw notFound(mac);
     return { name: after.name, source: after.source, candidates };
   }

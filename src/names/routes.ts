@@ -46,7 +46,7 @@ export default async function nameRoutes(app: App, opts: NameRoutesOptions): Pro
       },
     },
     async (request) => {
-      const mac = namer.deviceMac(pathMac(request.params.mac));
+      const mac = await namer.deviceMac(pathMac(request.params.mac));
       const answer = await namer.resolve(mac, new Date());
       feed?.publish('device', { mac, change: 'updated' });
       return {

@@ -145,8 +145,8 @@ export function linkInfo(link: { readonly mac: string; readonly reason: AliasRea
 
 /** What the alias and linking step needs of the device store. */
 export interface MacStepStore {
-  loadAliases(): Map<string, string>;
-  loadNames(): Map<string, { readonly name: string; readonly source: string }>;
+  loadAliases(): Promise<Map<string, string>>;
+  loadNames(): Promise<Map<string, { readonly name: string; readonly source: string }>>;
 }
 
 /** One cycle's observations after the aliases and links, and what the cycle writes for them. */
@@ -175,13 +175,13 @@ export class MacStep {
    * MACs has the client identifier of a new MAC, or whose name is the host name of one. The names
    * are read only when a new MAC sent a host name.
    */
-  private candidates(
+  private async candidates(
     newMacs: readonly string[],
     dhcp: ReadonlyMap<string, DhcpIdentity>,
     known: ReadonlySet<string>,
     aliases: ReadonlyMap<string, string>,
     seen: ReadonlyMap<string, Observation>,
-  ): LinkableDevice[] {
+  ): Promise<LinkableDevice[]> {
     const clientIds = new Set<string>();
     const hostnames = new Set<string>();
     for (const mac of newMacs) {
@@ -196,7 +196,7 @@ export class MacStep {
       if (devMac !== undefined) candidates.add(devMac);
     }
     const names =
-      hostnames.size > 0 ? this.store.loadNames() : new Map<string, { name: string; source: string }>();
+      hostnames.size > 0 ? await this.store.loadNames() : new Map<string, { name: string; source: string }>();
     for (const [devMac, n] of names) if (hostnames.has(n.name.toLowerCase())) candidates.add(devMac);
     return linkableDevices(candidates, names, aliases, seen);
   }
@@ -205,13 +205,13 @@ export class MacStep {
    * Maps the observations through the aliases and, with linking on and DHCP identities given,
    * links the random MACs new to the scan. `known` is every device (keyed by devMac).
    */
-  run(
+  async run(
     observations: ReadonlyMap<string, Observation>,
     known: ReadonlySet<string>,
     leases: ReadonlyMap<string, DhcpIdentity> | undefined,
     now: Date,
-  ): MacStepResult {
-    const aliases = this.store.loadAliases();
+  ): Promise<MacStepResult> {
+    const aliases = await this.store.loadAliases();
     const mapped = mapAliases(observations, aliases);
     const links: MacLink[] = [];
     if (this.linking && leases !== undefined) {
@@ -226,7 +226,7 @@ export class MacStep {
         for (const decision of planLinks({
           newMacs,
           dhcp,
-          devices: this.candidates(newMacs, dhcp, known, aliases, mapped.observations),
+          devices: await this.candidates(newMacs, dhcp, known, aliases, mapped.observations),
         }))
           links.push({ ...decision, dateTime: now });
       }

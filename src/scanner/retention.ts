@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { DailyTask } from '../daily-task.js';
 import type { PresenceStore } from '../store/presence.js';
-import { ScanStore, type PruneResult } from './store.js';
+import { pruneHistory, type PruneResult } from './store.js';
 
 export interface HistoryRetentionOptions {
   /** The device store: it deletes the rows. */
@@ -19,12 +19,10 @@ export interface HistoryRetentionOptions {
 }
 
 export class HistoryRetention {
-  private readonly store: ScanStore;
   private readonly now: () => Date;
   private readonly task: DailyTask<PruneResult>;
 
   constructor(private readonly options: HistoryRetentionOptions) {
-    this.store = new ScanStore(options.presence);
     this.now = options.now ?? (() => new Date());
     this.task = new DailyTask(() => this.prune(), { events: 0, sessions: 0 });
   }
@@ -46,7 +44,7 @@ export class HistoryRetention {
 
   private async prune(): Promise<PruneResult> {
     try {
-      const result = await this.store.pruneHistory(this.options.days, this.now());
+      const result = await pruneHistory(this.options.presence, this.options.days, this.now());
       if (result.events + result.sessions > 0)
         this.options.logger.info({ event: 'history-pruned', ...result }, 'old events and sessions pruned');
       return result;

@@ -12,6 +12,8 @@ import type { Config } from '../config.js';
 import type { ChangeFeed } from '../events.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { PresenceStore } from '../store/presence.js';
+import type { NotifyRequest } from '../store/outbox.js';
+import type { MemoryWrite } from '../store/watch.js';
 import { DomainError } from '../errors.js';
 import {
   discoverSubnet,
@@ -26,7 +28,6 @@ import type { PreparedNames, SeenDevice } from '../names/namer.js';
 import { linkInfo, MacStep, mapAliases, type DhcpIdentity } from './macs.js';
 import { planCycle, type PlannedEvent, type ScanPlan } from './state-machine.js';
 import { isRandomMac } from '../validation.js';
-import { ScanStore } from './store.js';
 import { parseScanSubnets, subnetScope, type ScanSubnet } from './subnets.js';
 import type { CycleSummary } from './summary.js';
 
@@ -76,7 +77,7 @@ export interface ScannerOptions {
    * The alert outbox: given the cycle's events inside the cycle's transaction (before COMMIT), so
    * that the cycle and its notifications are stored together or not at all.
    */
-  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
+  readonly notifications?: { request(events: readonly PlannedEvent[], now: Date): NotifyRequest | undefined };
   /**
    * Automatic naming (src/names): looks the seen devices up before the cycle's transaction, and
    * puts the names found into the plan inside it.
@@ -101,8 +102,11 @@ export interface ScannerOptions {
 export interface CycleWatch {
   /** Before discovery, asynchronously (the subnets' gateways from the kernel's routes). Never throws. */
   prepare(subnets: readonly ScanSubnet[], signal: AbortSignal): Promise<void>;
-  /** In the cycle's synchronous section, after the state machine: events, and the writes to make. */
-  plan(results: readonly SubnetResult[], now: Date): { events: readonly PlannedEvent[]; write(): void };
+  /** After the state machine: its events, and its memory's writes (committed with the cycle). */
+  plan(
+    results: readonly SubnetResult[],
+    now: Date,
+  ): Promise<{ events: readonly PlannedEvent[]; memory: readonly MemoryWrite[] }>;
 }
 
 /**
@@ -160,7 +164,6 @@ export interface ScanStatus {
 
 export class Scanner {
   readonly subnets: readonly ScanSubnet[];
-  private readonly store: ScanStore;
   private readonly macs: MacStep;
   private readonly now: () => Date;
   private readonly intervalMs: number;
@@ -174,7 +177,6 @@ export class Scanner {
   /** Throws ConfigError when SCAN_SUBNETS is malformed. */
   constructor(private readonly options: ScannerOptions) {
     this.subnets = parseScanSubnets(options.config.SCAN_SUBNETS);
-    this.store = new ScanStore(options.presence);
     this.macs = new MacStep(options.devices, options.config.RANDOM_MAC_LINK);
     this.now = options.now ?? (() => new Date());
     this.intervalMs = options.testOnlyIntervalMs ?? options.config.SCAN_INTERVAL * 1000;
@@ -315,19 +317,23 @@ export class Scanner {
       errors.length === 0 && names !== undefined
         ? await names.prepare(
             // Named as devices: an alias's lookup names the device it belongs to.
-            mapAliases(observations, this.options.devices.loadAliases()).observations,
+            mapAliases(observations, await this.options.devices.loadAliases()).observations,
             this.now(),
             controller.signal,
           )
         : undefined;
     if (errors.length === 0) {
       try {
-        // Load, plan and apply run synchronously, so no API write can slip in between them.
-        const { config } = this.options;
+        // Load, plan and apply run without a turn of the event loop between them (the SQLite store
+        // answers at once; an API write waits for its group commit on the next turn), so no API
+        // write can slip in between them.
+        const { config, presence } = this.options;
         const now = this.now();
-        const known = this.store.loadState(new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000));
+        const known = await presence.loadPresence(
+          new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000),
+        );
         // Aliases and links first: the state machine sees devices, whichever MAC they used.
-        const macs = this.macs.run(observations, new Set(known.keys()), leases, now);
+        const macs = await this.macs.run(observations, new Set(known.keys()), leases, now);
         const planned = planCycle({
           known,
           observations: macs.observations,
@@ -338,18 +344,16 @@ export class Scanner {
           flapWindowMinutes: config.FLAP_WINDOW_MINUTES,
           now,
         });
-        const linked = withLinks(naming ? naming.apply(planned) : planned, macs, known, now);
-        const watched = this.options.watch?.plan(results, now);
+        const linked = withLinks(naming ? await naming.apply(planned) : planned, macs, known, now);
+        const watched = await this.options.watch?.plan(results, now);
         const plan = watched ? { ...linked, events: [...linked.events, ...watched.events] } : linked;
         const notifications = this.options.notifications;
         const notified = config.NOTIFY_RANDOM_MAC
           ? plan.events
           : plan.events.filter((e) => e.type !== 'New Device' || !isRandomMac(e.mac));
-        this.store.apply(plan, {
-          beforeCommit: () => {
-            watched?.write();
-            notifications?.record(notified, now);
-          },
+        await presence.applyPresence(plan, {
+          memory: watched?.memory,
+          notify: notifications?.request(notified, now),
         });
         newDevices = plan.counts.newDevices;
         this.options.logger.info(

@@ -41,17 +41,20 @@ export interface ImportedDevice {
 
 export interface CompatStore {
   /** Up to `limit` devices of a status group (all when undefined) with devMac after `afterMac`, in MAC order. */
-  byStatusAfter(group: ByStatusGroup | undefined, afterMac: string, limit: number): StatusItem[];
+  byStatusAfter(group: ByStatusGroup | undefined, afterMac: string, limit: number): Promise<StatusItem[]>;
   /** Up to `limit` stored rows with devMac after `afterMac`, in MAC order. */
-  devicesAfter(afterMac: string, limit: number): DeviceRow[];
+  devicesAfter(afterMac: string, limit: number): Promise<DeviceRow[]>;
   /** Up to `limit` events, newest first, after `cursor`; of one MAC or of all. */
   eventsAfter(
     mac: string | undefined,
     cursor: EventCursor | undefined,
     limit: number,
-  ): { events: CompatEvent[]; next: EventCursor | undefined };
+  ): Promise<{ events: CompatEvent[]; next: EventCursor | undefined }>;
   /** NetAlertX's session totals since `start` (null: all time). */
-  sessionTotals(start: Date | null): SessionTotals;
-  /** Upserts every device in one transaction; existing devices get the given columns. */
-  importDevices(devices: readonly ImportedDevice[], now: Date): { inserted: string[]; updated: string[] };
+  sessionTotals(start: Date | null): Promise<SessionTotals>;
+  /** Upserts every device in one durable write; existing devices get the given columns. */
+  importDevices(
+    devices: readonly ImportedDevice[],
+    now: Date,
+  ): Promise<{ inserted: string[]; updated: string[] }>;
 }

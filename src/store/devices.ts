@@ -120,47 +120,40 @@ export interface ChangeReader {
   poll(): Changes;
 }
 
-export interface ApplyHooks {
-  /**
-   * Called inside the transaction, after the cycle's writes and before COMMIT: the alert outbox
-   * writes the cycle's notifications here, so they are committed with the cycle or not at all.
-   */
-  readonly beforeCommit?: () => void;
-  /** Test seam: called inside the transaction, after every write and before COMMIT (crash tests). */
-  readonly testOnlyBeforeCommit?: () => void;
-}
-
 /** The answer of a merge or a split: the device's MAC and all its MACs, its own first. */
 export interface MacsResult {
   readonly devMac: string;
   readonly devMacs: string[];
 }
 
+/**
+ * Every method is asynchronous (a PostgreSQL driver is); each write method is one durable write:
+ * its promise settles once the write is on disk (SQLite: group commit, see db/group-commit.ts).
+ */
 export interface DeviceStore {
   /**
    * The devMac of the device that has `mac`, as its own MAC or as an alias; `mac` itself when no
    * device has it. Every `/device/<mac>` path goes through it once, before anything else.
    */
-  resolveMac(mac: string): string;
+  resolveMac(mac: string): Promise<string>;
   /** Every alias and the devMac it belongs to, in one read (the scanner maps sightings with it). */
-  loadAliases(): Map<string, string>;
+  loadAliases(): Promise<Map<string, string>>;
   /**
    * Moves device `from` into the device that has `to` (own MAC or alias), in one transaction: its
    * MACs become aliases, its events and sessions move, the target's empty fields take from's
    * values, the `from` row is gone. DomainError: not-found when either is missing, invalid when
-   * both are the same device, conflict when `from` is an alias (already merged). Call it inside
-   * `write`.
+   * both are the same device, conflict when `from` is an alias (already merged).
    */
-  merge(to: string, from: string, now: Date): MacsResult;
+  merge(to: string, from: string, now: Date): Promise<MacsResult>;
   /**
    * Makes `alias` of the device that has `mac` a device of its own, with no history. DomainError:
    * not-found when there is no such device, invalid when `alias` is not one of its aliases.
    */
-  split(mac: string, alias: string, now: Date): MacsResult & { readonly split: string };
+  split(mac: string, alias: string, now: Date): Promise<MacsResult & { readonly split: string }>;
   /** The device with its computed fields, or undefined when there is none. */
-  get(mac: string, period: Period, now: Date): DeviceView | undefined;
+  get(mac: string, period: Period, now: Date): Promise<DeviceView | undefined>;
   /** get() plus the open sessions and connected seconds behind devPresenceHours (for caches). */
-  getTimed(mac: string, period: Period, now: Date): TimedView | undefined;
+  getTimed(mac: string, period: Period, now: Date): Promise<TimedView | undefined>;
   /**
    * A new reader of the devices whose answers may have changed since its previous poll, by this
    * process (exactly those) or by another one (`'all'`). Each consumer (the view cache, the list
@@ -168,74 +161,76 @@ export interface DeviceStore {
    */
   changeReader(): ChangeReader;
   /**
-   * Runs `write` (one or more of the write methods below) so that the promise settles only once
-   * the write is durable. Writes that arrive together share one transaction and one flush to disk;
-   * each runs in its own savepoint, so one that throws rejects only its own promise.
-   */
-  write<T>(write: () => T): Promise<T>;
-  /**
    * Creates a device: unset fields take their catalogue defaults, devFirstConnection and
    * devLastConnection default to `now`, devGUID is a fresh UUID.
    */
-  create(mac: string, changes: DeviceChanges, now: Date): CreateResult;
+  create(mac: string, changes: DeviceChanges, now: Date): Promise<CreateResult>;
   /** Sets the given fields only. False when the device does not exist. */
-  update(mac: string, changes: DeviceChanges): boolean;
+  update(mac: string, changes: DeviceChanges): Promise<boolean>;
   /** Removes the device, its aliases, events and sessions, and clears its children's devParentMAC. */
-  delete(mac: string): boolean;
+  delete(mac: string): Promise<boolean>;
   /** Removes the device's events and sessions; the device stays. False when it does not exist. */
-  deleteEvents(mac: string): boolean;
+  deleteEvents(mac: string): Promise<boolean>;
   /** devCustomProps back to its catalogue default. False when the device does not exist. */
-  resetProps(mac: string): boolean;
+  resetProps(mac: string): Promise<boolean>;
   /**
    * Copies every stored field but devMac from `from` to `to` (created or replaced), giving the
    * target a fresh devGUID. The target's own events and sessions are kept: they record what was
    * observed for that MAC. False (and nothing changed) when `from` does not exist.
    */
-  copy(from: string, to: string): boolean;
-  /** Sets one editable column. False when the device does not exist. */
-  updateColumn(mac: string, column: string, value: DeviceValue): boolean;
-  listChildren(mac: string): DeviceChild[];
-  stats(mac: string, period: Period, now: Date): DeviceStats;
+  copy(from: string, to: string): Promise<boolean>;
+  listChildren(mac: string): Promise<DeviceChild[]>;
+  stats(mac: string, period: Period, now: Date): Promise<DeviceStats>;
   /**
    * Devices filtered by status or group and search text, sorted (MAC order by default); `total`
    * counts the filtered list.
    */
-  listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem>;
+  listDevices(query: DeviceListQuery, page: Page): Promise<PageResult<DeviceListItem>>;
   /**
    * The MACs of the devices `listDevices` lists for `query`, in its order (every page of it). The
    * list cache keeps this and the items apart, so that a page is a slice.
    */
-  listOrder(query: DeviceListQuery): string[];
+  listOrder(query: DeviceListQuery): Promise<string[]>;
   /** The list items of these devices, in the same order; undefined for a MAC that is no device. */
-  listItems(macs: readonly string[]): (DeviceListItem | undefined)[];
+  listItems(macs: readonly string[]): Promise<(DeviceListItem | undefined)[]>;
   /** How many devices each status counter holds: the counts below, never a scan per call. */
-  totals(): DeviceTotals;
+  totals(): Promise<DeviceTotals>;
   /**
    * Every count of `deviceCounters`, kept as the devices change (this process's writes device by
    * device, another process's commits by a recount), so that reading them costs no scan.
    */
-  counts(): DeviceCounts;
+  counts(): Promise<DeviceCounts>;
   /**
    * The device's events at or after the period start (the rule of devEvents, without its type
    * filter), newest first. Undefined when the device does not exist.
    */
-  listEvents(mac: string, period: Period, now: Date, page: Page): PageResult<EventJson> | undefined;
+  listEvents(mac: string, period: Period, now: Date, page: Page): Promise<PageResult<EventJson> | undefined>;
   /**
    * The device's sessions that overlap the period (the rule of devSessions, so `total` equals
    * devSessions for the same period), newest connection first. Undefined when the device does
    * not exist.
    */
-  listSessions(mac: string, period: Period, now: Date, page: Page): PageResult<SessionJson> | undefined;
+  listSessions(
+    mac: string,
+    period: Period,
+    now: Date,
+    page: Page,
+  ): Promise<PageResult<SessionJson> | undefined>;
 
   /** Every device's name and its source (automatic naming decides from them), in one read. */
-  loadNames(): Map<string, StoredDeviceName>;
+  loadNames(): Promise<Map<string, StoredDeviceName>>;
   /** One device's name and its source; undefined when there is no such device. */
-  getName(mac: string): StoredDeviceName | undefined;
+  getName(mac: string): Promise<StoredDeviceName | undefined>;
   /**
-   * Stores an automatic name (never over a user or import name: that is checked in the write
-   * itself). False when nothing changed.
+   * Stores an automatic name for the device, decided by `decide` from its stored name inside the
+   * write (the name may have changed while the name sources answered); `decide` is pure and never
+   * writes a user or import name over (that is checked in the write itself too). The device's
+   * stored name afterwards; undefined when there is no such device.
    */
-  setName(update: NameUpdate): boolean;
+  resolveName(
+    mac: string,
+    decide: (stored: StoredDeviceName) => NameUpdate | undefined,
+  ): Promise<StoredDeviceName | undefined>;
 }
 
 /** Connected seconds as hours with 2 decimals (devPresenceHours). */

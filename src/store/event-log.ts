@@ -18,5 +18,5 @@ export interface EventLogFilter {
 export type EventLogItem = EventJson & { devName: string | null };
 
 export interface EventLogStore {
-  list(filter: EventLogFilter, page: Page): PageResult<EventLogItem>;
+  list(filter: EventLogFilter, page: Page): Promise<PageResult<EventLogItem>>;
 }

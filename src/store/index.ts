@@ -16,13 +16,7 @@ import type { AlertOutboxStore } from './outbox.js';
 import type { PresenceStore } from './presence.js';
 import type { DeviceReadouts } from './readouts.js';
 import type { WatchStore } from './watch.js';
-import { SqliteBackupStore } from './sqlite/backup.js';
-import { SqliteCompatStore } from './sqlite/compat.js';
-import { SqliteDeviceStore } from './sqlite/devices.js';
-import { SqliteEventLog } from './sqlite/event-log.js';
-import { SqliteOutboxStore } from './sqlite/outbox.js';
-import { SqliteReadouts } from './sqlite/readouts.js';
-import { SqliteWatchStore } from './sqlite/watch.js';
+import { sqliteStore } from './sqlite/store.js';
 
 export interface Store {
   /** Device CRUD, lists, views, counts, MACs and names (the API's and the caches' part). */
@@ -43,21 +37,5 @@ export interface Store {
 
 /** Opens the store the configuration names: SQLite at $DATA_DIR/netkeep.db. */
 export function openStore(config: Pick<Config, 'DATA_DIR'>): Store {
-  const db = openDatabase(join(config.DATA_DIR, 'netkeep.db'));
-  const devices = new SqliteDeviceStore(db);
-  return {
-    devices,
-    presence: devices,
-    watch: new SqliteWatchStore(db),
-    eventLog: new SqliteEventLog(db),
-    compat: new SqliteCompatStore(db),
-    outbox: new SqliteOutboxStore(db),
-    readouts: new SqliteReadouts(db),
-    backup: new SqliteBackupStore(db),
-    isOpen: () => db.open,
-    close: () => {
-      if (db.open) db.close();
-      return Promise.resolve();
-    },
-  };
+  return sqliteStore(openDatabase(join(config.DATA_DIR, 'netkeep.db')));
 }

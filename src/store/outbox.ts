@@ -56,30 +56,40 @@ export interface OutboxPruneBatch {
   readonly payloadIds: readonly number[];
 }
 
+/**
+ * The notifications of a cycle's events, written in the cycle's own transaction: the store reads
+ * the alert fields of `macs` as the cycle left them and writes what `plan` makes of them.
+ */
+export interface NotifyRequest {
+  readonly macs: readonly string[];
+  /** Pure: decides from the devices (missing ones left out) which batches to write. */
+  readonly plan: (devices: ReadonlyMap<string, AlertDevice>) => readonly NotificationBatch[];
+  readonly createdAt: Date;
+}
+
+/** Every method is asynchronous; the writes are durable when they settle. */
 export interface AlertOutboxStore {
-  /** The device's alert fields; undefined when there is no such device. */
-  alertDevice(mac: string): AlertDevice | undefined;
-  /** Writes the batches (payload, then a row per channel). Run inside the cycle's transaction. */
-  writeNotifications(batches: readonly NotificationBatch[], createdAt: Date): void;
   /** Pending rows of a channel due at `nowMs`, oldest first, at most `limit`. */
-  due(channel: ChannelName, nowMs: number, limit: number): DueRow[];
+  due(channel: ChannelName, nowMs: number, limit: number): Promise<DueRow[]>;
   /** A payload's events. */
-  payload(payloadId: number): NotificationEvent[];
+  payload(payloadId: number): Promise<NotificationEvent[]>;
   /** Unix ms of the earliest pending attempt, or null when nothing is pending. */
-  nextDue(): number | null;
-  /** The row is sent and its devices' devLastNotification is `sentAt`, in one transaction. */
-  sent(id: number, sentAt: Date, macs: readonly string[]): void;
-  retryLater(id: number, nextAttemptAtMs: number, error: string): void;
-  failed(id: number, error: string): void;
+  nextDue(): Promise<number | null>;
+  /** The row is sent and its devices' devLastNotification is `sentAt`, in one write. */
+  sent(id: number, sentAt: Date, macs: readonly string[]): Promise<void>;
+  retryLater(id: number, nextAttemptAtMs: number, error: string): Promise<void>;
+  failed(id: number, error: string): Promise<void>;
   /** Every pending row of the channel failed with `error`; how many. */
-  failPending(channel: ChannelName, error: string): number;
+  failPending(channel: ChannelName, error: string): Promise<number>;
   /** A page, newest first, optionally of one status, each with its preview. */
   list(
     status: NotificationStatus | undefined,
     offset: number,
     limit: number,
-  ): { total: number; notifications: NotificationView[] };
+  ): Promise<{ total: number; notifications: NotificationView[] }>;
   /** Deletes up to `limit` sent/failed/skipped rows older than `before` and unused payloads. */
-  pruneBatch(before: Date, limit: number): OutboxPruneBatch;
-  countsByChannelAndStatus(): Array<{ channel: ChannelName; status: NotificationStatus; count: number }>;
+  pruneBatch(before: Date, limit: number): Promise<OutboxPruneBatch>;
+  countsByChannelAndStatus(): Promise<
+    Array<{ channel: ChannelName; status: NotificationStatus; count: number }>
+  >;
 }

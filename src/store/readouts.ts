@@ -46,10 +46,10 @@ export interface DeviceStatusRow {
 
 export interface DeviceReadouts {
   /** The summaries of these devices (missing ones left out), in one read. */
-  summaries(macs: readonly string[]): Map<string, DeviceSummary>;
+  summaries(macs: readonly string[]): Promise<Map<string, DeviceSummary>>;
   /** Every device, in MAC order. */
-  trackedDevices(): TrackedDevice[];
-  trackedDevice(mac: string): TrackedDevice | undefined;
+  trackedDevices(): Promise<TrackedDevice[]>;
+  trackedDevice(mac: string): Promise<TrackedDevice | undefined>;
   /** Every device as the metrics label it, in MAC order. */
-  statusRows(maxLabelChars: number): DeviceStatusRow[];
+  statusRows(maxLabelChars: number): Promise<DeviceStatusRow[]>;
 }

@@ -1,3 +1,6 @@
+import type { PlannedEvent } from '../devices/presence.js';
+import type { NotifyRequest } from './outbox.js';
+
 /**
  * The security watch's tables: DevicePorts (each watched device's open ports, as the last port
  * watch found them) and WatchMemory (what the watch remembers between runs: the IP conflicts that
@@ -32,27 +35,46 @@ export interface PortDiff {
   readonly closed: readonly OpenPort[];
 }
 
+/** A WatchMemory key set (value given) or forgotten (undefined). */
+export interface MemoryWrite {
+  readonly kind: MemoryKind;
+  readonly key: string;
+  readonly value: string | undefined;
+}
+
+/** One device's port scan. */
+export interface PortScan {
+  readonly mac: string;
+  readonly ports: readonly OpenPort[];
+}
+
+/** What a port watch writes with its scans: its events and their notifications. */
+export interface PortEvents {
+  readonly events: readonly PlannedEvent[];
+  readonly notify?: NotifyRequest;
+}
+
 export interface WatchStore {
-  deviceExists(mac: string): boolean;
+  deviceExists(mac: string): Promise<boolean>;
   /**
    * The MAC of the device at `ip` (its devLastIP, or its devPrimaryIPv6 in RFC 5952 text): the one
    * present in the last scan, else the one connected last, when an old device kept the address.
    */
-  deviceAt(ip: string): string | undefined;
+  deviceAt(ip: string): Promise<string | undefined>;
   /** Present devices with devWatchPorts set, with their last IP (the port watch's targets). */
-  watchedDevices(): { mac: string; ip: string }[];
-  /** Runs `fn` in one IMMEDIATE transaction (the device store's writes inside it join it). */
-  transaction<T>(fn: () => T): T;
+  watchedDevices(): Promise<{ mac: string; ip: string }[]>;
   /** Every remembered key of a kind, with its value. */
-  memory(kind: MemoryKind): Map<string, string>;
-  remembered(kind: MemoryKind, key: string): string | undefined;
-  /** Sets (value given) or forgets (undefined) one key. Run inside the caller's transaction. */
-  remember(kind: MemoryKind, key: string, value: string | undefined): void;
+  memory(kind: MemoryKind): Promise<Map<string, string>>;
   /** The device's stored open ports and when they were scanned (null: never). */
-  ports(mac: string): { scannedAt: string | null; ports: StoredPort[] };
+  ports(mac: string): Promise<{ scannedAt: string | null; ports: StoredPort[] }>;
   /**
-   * Replaces the device's open ports with a scan's and says what changed; undefined when the
-   * device no longer exists (deleted while it was scanned): nothing is written.
+   * Replaces each scanned device's open ports with its scan's, and writes the events `plan` makes
+   * of what changed, in one durable write. A device deleted while it was scanned is left out
+   * (nothing written for it). `plan` is pure: it runs inside the write.
    */
-  writePorts(mac: string, ports: readonly OpenPort[], now: Date): PortDiff | undefined;
+  recordPortScans(
+    scans: readonly PortScan[],
+    now: Date,
+    plan: (diffs: ReadonlyMap<string, PortDiff>) => PortEvents,
+  ): Promise<readonly PlannedEvent[]>;
 }

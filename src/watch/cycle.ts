@@ -4,7 +4,7 @@
  * the cycle's transaction, so a failed cycle forgets nothing and reports nothing.
  */
 import type { Logger } from 'pino';
-import type { WatchStore } from '../store/watch.js';
+import type { MemoryWrite, WatchStore } from '../store/watch.js';
 import type { SubnetResult } from '../scanner/discovery.js';
 import type { CycleWatch } from '../scanner/scanner.js';
 import type { ScanSubnet } from '../scanner/subnets.js';
@@ -47,20 +47,20 @@ export class SecurityCycleWatch implements CycleWatch {
     this.gateways = subnets.map((subnet) => subnetGateway(subnet, routes));
   }
 
-  plan(
+  async plan(
     results: readonly SubnetResult[],
     now: Date,
-  ): { events: ReturnType<typeof planConflicts>['events']; write(): void } {
+  ): Promise<{ events: ReturnType<typeof planConflicts>['events']; memory: MemoryWrite[] }> {
     const at = wholeSeconds(now);
     const { store } = this.options;
-    const conflicts = planConflicts(findConflicts(results), store.memory('conflict'), at);
-    const gateways = planGateways(this.gateways, results, store.memory('gateway'), at);
+    const conflicts = planConflicts(findConflicts(results), await store.memory('conflict'), at);
+    const gateways = planGateways(this.gateways, results, await store.memory('gateway'), at);
     return {
       events: [...conflicts.events, ...gateways.events],
-      write: () => {
-        for (const [ip, value] of conflicts.memory) store.remember('conflict', ip, value);
-        for (const [ip, mac] of gateways.memory) store.remember('gateway', ip, mac);
-      },
+      memory: [
+        ...[...conflicts.memory].map(([key, value]) => ({ kind: 'conflict' as const, key, value })),
+        ...[...gateways.memory].map(([key, value]) => ({ kind: 'gateway' as const, key, value })),
+      ],
     };
   }
 }

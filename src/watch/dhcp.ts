@@ -12,18 +12,12 @@ import type { Logger } from 'pino';
 import { defaultDeviceJson } from '../devices/catalogue.js';
 import type { PresenceStore } from '../store/presence.js';
 import type { NewDeviceJson, PlannedEvent } from '../devices/presence.js';
-import type { WatchStore } from '../store/watch.js';
+import type { MemoryWrite, WatchStore } from '../store/watch.js';
 import { discoverSubnet, type RunTool, type ScanToolName } from '../scanner/discovery.js';
 import type { ScanSubnet } from '../scanner/subnets.js';
 import { ipVersion } from '../validation.js';
 import { PeriodicRun } from './periodic.js';
-import {
-  publishWatchEvents,
-  wholeSeconds,
-  writeWatchEvents,
-  type WatchRunTool,
-  type WatchSinks,
-} from './tool.js';
+import { publishWatchEvents, wholeSeconds, type WatchRunTool, type WatchSinks } from './tool.js';
 
 /** One offer as the script reported it (addresses validated). */
 export interface DhcpOffer {
@@ -173,7 +167,7 @@ export class DhcpWatch {
         });
     }
     const now = wholeSeconds(this.now());
-    this.record(servers, now);
+    await this.record(servers, now);
     this.last = { at: now.toISOString(), servers };
     this.options.logger.info(
       { event: 'dhcp-watch', servers: servers.length, rogue: servers.filter((s) => !s.trusted).length },
@@ -197,40 +191,48 @@ export class DhcpWatch {
     }
   }
 
-  /** Events (and new devices) for rogue servers not already reported; one transaction. */
-  private record(servers: readonly DhcpServerView[], now: Date): void {
+  /**
+   * Events (and new devices) for rogue servers not already reported, with the watch's memory, in
+   * one transaction. Read and write run without a turn of the event loop between them (the SQLite
+   * store answers at once), so no other write slips in.
+   */
+  private async record(servers: readonly DhcpServerView[], now: Date): Promise<void> {
     const { store, presence } = this.options;
     const rogue = servers.filter((s) => !s.trusted && s.mac !== '');
     const events: PlannedEvent[] = [];
     const newDevices: NewDeviceJson[] = [];
-    store.transaction(() => {
-      const remembered = store.memory('rogue-dhcp');
-      const current = new Map<string, string>();
-      for (const server of rogue) {
-        current.set(server.ip, server.mac);
-        if (remembered.get(server.ip) === server.mac) continue;
-        if (!store.deviceExists(server.mac) && !newDevices.some((d) => d.devMac === server.mac))
-          newDevices.push({
-            ...defaultDeviceJson(),
-            devMac: server.mac,
-            devLastIP: server.ip,
-            devFirstConnection: now.toISOString().replace('.000Z', 'Z'),
-            devIsNew: 1,
-            devSourcePlugin: 'dhcp-watch',
-          });
-        events.push({
-          mac: server.mac,
-          ip: server.ip,
-          type: 'Rogue DHCP',
-          dateTime: now,
-          additionalInfo: `server ${server.ip} offered ${server.offered}`,
-          pendingAlert: 1,
+    const remembered = await store.memory('rogue-dhcp');
+    const current = new Map<string, string>();
+    for (const server of rogue) {
+      current.set(server.ip, server.mac);
+      if (remembered.get(server.ip) === server.mac) continue;
+      if (!(await store.deviceExists(server.mac)) && !newDevices.some((d) => d.devMac === server.mac))
+        newDevices.push({
+          ...defaultDeviceJson(),
+          devMac: server.mac,
+          devLastIP: server.ip,
+          devFirstConnection: now.toISOString().replace('.000Z', 'Z'),
+          devIsNew: 1,
+          devSourcePlugin: 'dhcp-watch',
         });
-      }
-      for (const [ip, mac] of current) store.remember('rogue-dhcp', ip, mac);
-      for (const ip of remembered.keys()) if (!current.has(ip)) store.remember('rogue-dhcp', ip, undefined);
-      writeWatchEvents(presence, this.options, events, newDevices, now);
-    });
+      events.push({
+        mac: server.mac,
+        ip: server.ip,
+        type: 'Rogue DHCP',
+        dateTime: now,
+        additionalInfo: `server ${server.ip} offered ${server.offered}`,
+        pendingAlert: 1,
+      });
+    }
+    const memory: MemoryWrite[] = [];
+    for (const [ip, mac] of current) memory.push({ kind: 'rogue-dhcp', key: ip, value: mac });
+    for (const ip of remembered.keys())
+      if (!current.has(ip)) memory.push({ kind: 'rogue-dhcp', key: ip, value: undefined });
+    if (events.length > 0 || memory.length > 0)
+      await presence.applyPresence(
+        { newDevices, updates: [], events, openSessions: [], closeSessions: [], scanState: [] },
+        { memory, notify: this.options.notifications?.request(events, now) },
+      );
     publishWatchEvents(this.options, events);
   }
 }

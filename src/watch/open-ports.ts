@@ -21,7 +21,7 @@ export interface TargetPorts {
  * that is neither an IP nor a MAC, `not-found` for no such device (DEVICE_NOT_FOUND) or a device
  * without stored open ports (NO_OPEN_PORTS).
  */
-export function openPortsOf(store: WatchStore, target: string): TargetPorts {
+export async function openPortsOf(store: WatchStore, target: string): Promise<TargetPorts> {
   const parsed = parseIpOrMac(target);
   if (parsed === null)
     throw new DomainError(
@@ -29,14 +29,14 @@ export function openPortsOf(store: WatchStore, target: string): TargetPorts {
       `target '${target.slice(0, 64)}' is neither an IP address nor a MAC address.${mappedIpv4Hint(target)}`,
       { code: 'INVALID_TARGET' },
     );
-  const mac = 'mac' in parsed ? parsed.mac : store.deviceAt(parsed.ip);
-  if (mac === undefined || !store.deviceExists(mac))
+  const mac = 'mac' in parsed ? parsed.mac : await store.deviceAt(parsed.ip);
+  if (mac === undefined || !(await store.deviceExists(mac)))
     throw new DomainError(
       'not-found',
       'mac' in parsed ? `Device ${parsed.mac} not found.` : `No device has the address ${parsed.ip}.`,
       { code: 'DEVICE_NOT_FOUND' },
     );
-  const { scannedAt, ports } = store.ports(mac);
+  const { scannedAt, ports } = await store.ports(mac);
   if (ports.length === 0)
     throw new DomainError(
       'not-found',

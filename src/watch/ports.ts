@@ -8,21 +8,13 @@
  * it (its ports are not "all closed") and does not stop the others.
  */
 import type { Logger } from 'pino';
-import type { DeviceStore } from '../store/devices.js';
-import type { PresenceStore } from '../store/presence.js';
 import type { PlannedEvent } from '../devices/presence.js';
 import type { OpenPort, WatchStore } from '../store/watch.js';
 import { parseNmapXml, type NmapReport } from '../nettools/nmap-xml.js';
 import { ipVersion } from '../validation.js';
 import { cleanText } from './clean.js';
 import { PeriodicRun } from './periodic.js';
-import {
-  publishWatchEvents,
-  wholeSeconds,
-  writeWatchEvents,
-  type WatchRunTool,
-  type WatchSinks,
-} from './tool.js';
+import { publishWatchEvents, wholeSeconds, type WatchRunTool, type WatchSinks } from './tool.js';
 
 /**
  * One host's scan: `nmap -F` (the 100 most common TCP ports), services named from nmap's port
@@ -93,10 +85,8 @@ export function describePortChange(opened: readonly OpenPort[], closed: readonly
 }
 
 export interface PortWatchOptions extends WatchSinks {
+  /** The ports, and (with them, in one write) their events. */
   readonly store: WatchStore;
-  readonly devices: DeviceStore;
-  /** Where its events are written. */
-  readonly presence: PresenceStore;
   readonly runTool: WatchRunTool;
   readonly logger: Pick<Logger, 'info' | 'warn'>;
   /** PORT_WATCH_MINUTES; 0: off. */
@@ -140,7 +130,9 @@ export class PortWatch {
 
   private async watch(): Promise<PortWatchSummary> {
     const started = performance.now();
-    const targets = this.options.store.watchedDevices().filter((device) => ipVersion(device.ip) === 4);
+    const targets = (await this.options.store.watchedDevices()).filter(
+      (device) => ipVersion(device.ip) === 4,
+    );
     const groups: { mac: string; ip: string }[][] = [];
     for (let i = 0; i < targets.length; i += devicesPerScan)
       groups.push(targets.slice(i, i + devicesPerScan));
@@ -193,27 +185,25 @@ export class PortWatch {
     });
     if (scanned.length === 0) return outcomes;
     const now = wholeSeconds(this.now());
-    const { store, devices, presence } = this.options;
-    // Through the device store's group commit: the flush to disk runs in the thread pool, so the
-    // watch's commits never hold the event loop (synchronous commits here cost GETs 50-130 ms p99).
-    const events = await devices.write((): PlannedEvent[] => {
+    const { store, notifications } = this.options;
+    const ips = new Map(scanned.map(({ mac, ip }) => [mac, ip]));
+    // The ports, their events and the notifications in one durable write.
+    const events = await store.recordPortScans(scanned, now, (diffs) => {
       const planned: PlannedEvent[] = [];
-      for (const { mac, ip, ports } of scanned) {
-        const diff = store.writePorts(mac, ports, now);
-        if (diff === undefined || !diff.hadPreviousScan) continue;
+      for (const [mac, diff] of diffs) {
+        if (!diff.hadPreviousScan) continue;
         const info = describePortChange(diff.opened, diff.closed);
         if (info === '') continue;
         planned.push({
           mac,
-          ip,
+          ip: ips.get(mac) ?? '',
           type: 'Ports Changed',
           dateTime: now,
           additionalInfo: info,
           pendingAlert: 1,
         });
       }
-      writeWatchEvents(presence, this.options, planned, [], now);
-      return planned;
+      return { events: planned, notify: notifications?.request(planned, now) };
     });
     publishWatchEvents(this.options, events);
     const changed = new Set(events.map((e) => e.mac));

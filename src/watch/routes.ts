@@ -88,8 +88,8 @@ export default async function watchRoutes(app: App, opts: WatchRoutesOptions): P
     },
     async (request): Promise<PortsJson> => {
       const mac = pathMac(request.params.mac);
-      if (!opts.store.deviceExists(mac)) throw notFound(mac);
-      const { scannedAt, ports } = opts.store.ports(mac);
+      if (!(await opts.store.deviceExists(mac))) throw notFound(mac);
+      const { scannedAt, ports } = await opts.store.ports(mac);
       return { success: true, scannedAt, ports: ports.map(portJson) };
     },
   );
@@ -135,7 +135,7 @@ export default async function watchRoutes(app: App, opts: WatchRoutesOptions): P
     },
     async (request) => {
       const { target } = request.body;
-      const { mac, scannedAt, ports } = openPortsOf(opts.store, target);
+      const { mac, scannedAt, ports } = await openPortsOf(opts.store, target);
       return { success: true as const, target, mac, scannedAt, open_ports: ports.map(portJson) };
     },
   );

@@ -4,8 +4,8 @@
  * watch's scheduled scans: they never take the runner's last free slot and never fill its queue,
  * so API requests are never starved by them.
  */
-import type { NewDeviceJson, PlannedEvent } from '../devices/presence.js';
-import type { PresenceStore } from '../store/presence.js';
+import type { PlannedEvent } from '../devices/presence.js';
+import type { NotifyRequest } from '../store/outbox.js';
 import type { ChangeFeed } from '../events.js';
 import type { ToolName } from '../nettools/runner.js';
 import type { ToolResult } from '../scanner/discovery.js';
@@ -24,25 +24,7 @@ export function wholeSeconds(now: Date): Date {
 /** Where a periodic watch's events go besides the database: the alerts outbox and the change feed. */
 export interface WatchSinks {
   readonly feed?: ChangeFeed;
-  readonly notifications?: { record(events: readonly PlannedEvent[], now: Date): unknown };
-}
-
-/**
- * Writes a watch's events (and the devices they create) through the device store, in the caller's
- * transaction; their notifications are recorded in the same transaction.
- */
-export function writeWatchEvents(
-  devices: PresenceStore,
-  sinks: WatchSinks,
-  events: PlannedEvent[],
-  newDevices: NewDeviceJson[],
-  now: Date,
-): void {
-  if (events.length === 0) return;
-  devices.applyPresence(
-    { newDevices, updates: [], events, openSessions: [], closeSessions: [], scanState: [] },
-    { beforeCommit: () => sinks.notifications?.record(events, now) },
-  );
+  readonly notifications?: { request(events: readonly PlannedEvent[], now: Date): NotifyRequest | undefined };
 }
 
 /** After the commit: the events on the change feed (live stream, MQTT). */

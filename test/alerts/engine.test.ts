@@ -19,13 +19,11 @@ import type { Delivery, NotificationEvent } from '../../src/alerts/model.js';
 import { loadConfig } from '../../src/config.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
-import { ScanStore } from '../../src/scanner/store.js';
+import { sqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
+import { ScanStore } from '../helpers/scan-store.js';
 import { eventually } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { tempDb, type TempDb } from '../scanner/helpers.js';
-import { SqliteOutboxStore } from '../../src/store/sqlite/outbox.js';
-import { SqliteReadouts } from '../../src/store/sqlite/readouts.js';
 
 const secret = 'webhook-secret-3f9a1c';
 const ntfyToken = 'tk_ntfy_secret_77aa';
@@ -41,6 +39,7 @@ function seen(...indexes: number[]): Map<string, Observation> {
 interface Harness {
   readonly handle: TempDb;
   readonly store: ScanStore;
+  readonly sqlite: SqliteStore;
   readonly alerts: Alerts;
   readonly logs: string[];
   cycle(observations: Map<string, Observation>, now: Date): void;
@@ -49,7 +48,8 @@ interface Harness {
 
 function harness(env: Record<string, string>): Harness {
   const handle = tempDb();
-  const store = new ScanStore(new SqliteDeviceStore(handle.db));
+  const sqlite = sqliteStore(handle.db);
+  const store = new ScanStore(sqlite.core, sqlite);
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -62,23 +62,19 @@ function harness(env: Record<string, string>): Harness {
     { NOTIFY_RETRY_BASE_MS: '100', NOTIFY_TIMEOUT_MS: '2000', ...env },
     '/nonexistent',
   );
-  const alerts = new Alerts({
-    outboxStore: new SqliteOutboxStore(handle.db),
-    readouts: new SqliteReadouts(handle.db),
-    config,
-    logger,
-  });
-  alerts.start();
+  const alerts = new Alerts({ outboxStore: sqlite.outbox, readouts: sqlite.readouts, config, logger });
+  void alerts.start();
   return {
     handle,
     store,
+    sqlite,
     alerts,
     logs,
     cycle(observations, now) {
       // The scanner's flap window (FLAP_WINDOW_MINUTES default 60) and threshold (6).
       const known = store.loadState(new Date(now.getTime() - 3_600_000));
       const plan = planCycle({ known, observations, missesBeforeAbsent: 1, now });
-      store.apply(plan, { beforeCommit: () => alerts.outbox.record(plan.events, now) });
+      store.apply(plan, { notify: alerts.outbox.request(plan.events, now) });
     },
     async stop() {
       await alerts.stop();
@@ -397,8 +393,8 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     });
     assert.throws(() => {
       h.store.apply(plan, {
-        beforeCommit: () => {
-          h.alerts.outbox.record(plan.events, now);
+        notify: h.alerts.outbox.request(plan.events, now),
+        testOnlyBeforeCommit: () => {
           assert.equal(rows(h).length, 1); // written inside the transaction...
           throw new Error('crash before COMMIT');
         },
@@ -540,12 +536,12 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     await h.alerts.stop();
     const config = loadConfig({}, '/nonexistent');
     const again = new Alerts({
-      outboxStore: new SqliteOutboxStore(h.handle.db),
-      readouts: new SqliteReadouts(h.handle.db),
+      outboxStore: h.sqlite.outbox,
+      readouts: h.sqlite.readouts,
       config,
       logger: pino({ level: 'silent' }),
     });
-    again.start();
+    await again.start();
     const [row] = rows(h);
     assert.equal(row?.status, 'failed');
     assert.equal(row.lastError, 'channel webhook is not configured');
@@ -576,14 +572,14 @@ describe('alert engine (in process, real SQLite, receivers on 127.0.0.1)', () =>
     assert.equal(rows(h).length, 12);
 
     const again = new Alerts({
-      outboxStore: new SqliteOutboxStore(h.handle.db),
-      readouts: new SqliteReadouts(h.handle.db),
+      outboxStore: h.sqlite.outbox,
+      readouts: h.sqlite.readouts,
       config: loadConfig({ ...env, NOTIFY_RETENTION_DAYS: '30' }, '/nonexistent'),
       logger: pino({ level: 'silent' }),
       now: () => new Date('2025-03-01T12:00:00Z'),
     });
     try {
-      again.start(); // prunes on the next turn of the event loop
+      await again.start(); // the prune runs on the next turn of the event loop
       assert.ok(await eventually(() => rows(h).length === 5, 200), `rows left: ${rows(h).length}`);
       const left = h.handle.db
         .prepare('SELECT payloadId, channel, status FROM Notifications ORDER BY payloadId, channel')

@@ -11,14 +11,13 @@ import { after, before, describe, test } from 'node:test';
 import { Outbox } from '../../src/alerts/outbox.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { sqliteStore } from '../../src/store/sqlite/store.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
-import { ScanStore } from '../../src/scanner/store.js';
+import { ScanStore } from '../helpers/scan-store.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { notAuthorizedBody, runServerToExit, TestServer } from '../helpers/server.js';
-import { SqliteOutboxStore } from '../../src/store/sqlite/outbox.js';
 
 describe('notification endpoints', () => {
   let plain: TestServer;
@@ -213,8 +212,9 @@ describe('GET /notifications with a big outbox (in process)', () => {
     // connection to the server's database (as the scanner would): two rows sharing one payload.
     const db = openDatabase(join(server.dataDir, 'netkeep.db'));
     try {
-      const store = new ScanStore(new SqliteDeviceStore(db));
-      const outbox = new Outbox(new SqliteOutboxStore(db), {
+      const sqlite = sqliteStore(db);
+      const store = new ScanStore(sqlite.core, sqlite);
+      const outbox = new Outbox(sqlite.outbox, {
         channels: ['webhook', 'ntfy'],
         enabledTypes: new Set(loadConfig({}, '/nonexistent').NOTIFY_EVENTS),
       });
@@ -229,7 +229,7 @@ describe('GET /notifications with a big outbox (in process)', () => {
       }
       const now = new Date('2025-03-01T12:00:00Z');
       const plan = planCycle({ known: store.loadState(), observations, missesBeforeAbsent: 1, now });
-      store.apply(plan, { beforeCommit: () => outbox.record(plan.events, now) });
+      store.apply(plan, { notify: outbox.request(plan.events, now) });
     } finally {
       db.close();
     }

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { deviceSql } from '../../src/store/sqlite/device-sql.js';
 import { presenceHours } from '../../src/store/devices.js';
 import { dbTime, periods, periodStart, type Period } from '../../src/time.js';
@@ -92,7 +92,7 @@ function assertConsistent(file: string): void {
   const db = openDatabase(file);
   try {
     assert.equal(db.prepare('PRAGMA integrity_check').pluck().get(), 'ok');
-    const repo = new SqliteDeviceStore(db);
+    const repo = new SqliteDevices(db);
     const eventCounts = db.prepare<[{ mac: string; start: string }], { events: number; downAlerts: number }>(
       deviceSql.eventCounts,
     );

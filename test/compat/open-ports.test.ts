@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { SqliteWatchStore } from '../../src/store/sqlite/watch.js';
+import { sqliteStore } from '../../src/store/sqlite/store.js';
 import type { OpenPort } from '../../src/store/watch.js';
 import { ipOrMacPattern } from '../../src/validation.js';
 import { InProcessServer } from '../helpers/inject.js';
@@ -61,13 +61,17 @@ describe('POST /device/open_ports', () => {
     try {
       // devPrimaryIPv6 is the scanner's (not editable): set as the scanner stores it, RFC 5952 text.
       db.prepare('UPDATE Devices SET devPrimaryIPv6 = ? WHERE devMac = ?').run('fd00::1', macs.router);
-      const store = new SqliteWatchStore(db);
+      const store = sqliteStore(db).watch;
       const at = new Date('2026-11-20T08:00:00Z');
-      store.transaction(() => {
-        store.writePorts(macs.router, [port(22, 'ssh', 'OpenSSH'), port(80, 'http')], at);
-        store.writePorts(macs.stale, [port(23, 'telnet')], at);
-        store.writePorts(macs.printer, [], at); // scanned, nothing open
-      });
+      await store.recordPortScans(
+        [
+          { mac: macs.router, ports: [port(22, 'ssh', 'OpenSSH'), port(80, 'http')] },
+          { mac: macs.stale, ports: [port(23, 'telnet')] },
+          { mac: macs.printer, ports: [] }, // scanned, nothing open
+        ],
+        at,
+        () => ({ events: [] }),
+      );
     } finally {
       db.close();
     }

@@ -18,13 +18,14 @@ import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
 import { historyCountsBackfill } from '../../src/store/sqlite/migrations.js';
 import { presenceHours } from '../../src/store/devices.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/device-store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { deviceSql } from '../../src/store/sqlite/device-sql.js';
 import { DeviceJsonCache } from '../../src/devices/view-cache.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import { DomainError } from '../../src/errors.js';
-import { ScanStore } from '../../src/scanner/store.js';
+import { ScanStore } from '../helpers/scan-store.js';
 import { scanCycle, withDatabaseFiles } from '../helpers/property-db.js';
 import { dbTime, periods, periodStart, type Period } from '../../src/time.js';
 import { dumpCounts } from './history.js';
@@ -114,7 +115,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 interface World {
   readonly db: Database;
   readonly other: Database;
-  readonly repo: SqliteDeviceStore;
+  readonly repo: SqliteDevices;
   readonly store: ScanStore;
   readonly cache: DeviceJsonCache;
   clock: number;
@@ -132,16 +133,16 @@ function apply(world: World, a: Action, irregularTime: (at: number) => string | 
       scanCycle(world.store, a.present, now, repo.loadAliases());
       return;
     case 'edit':
-      if (a.column === 'devName') repo.updateColumn(a.mac, 'devName', String(a.value));
+      if (a.column === 'devName') repo.update(a.mac, { devName: String(a.value) });
       else if (a.column === 'devParentMAC')
         try {
-          repo.updateColumn(a.mac, 'devParentMAC', String(a.value));
+          repo.update(a.mac, { devParentMAC: String(a.value) });
         } catch (err) {
           // A parent that would make a cycle (the device itself, or one of its children) is
           // refused and changes nothing.
           if (!(err instanceof DomainError && err.code === 'PARENT_CYCLE')) throw err;
         }
-      else repo.updateColumn(a.mac, a.column, typeof a.value === 'number' ? a.value : 1);
+      else repo.update(a.mac, { [a.column]: typeof a.value === 'number' ? a.value : 1 });
       return;
     case 'copy':
       if (a.from !== a.to) repo.copy(a.from, a.to);
@@ -219,7 +220,7 @@ function apply(world: World, a: Action, irregularTime: (at: number) => string | 
 }
 
 /** Every computed count of every device and period at `at`, against the raw recount. */
-function check(world: World, at: number): void {
+async function check(world: World, at: number): Promise<void> {
   const { db, repo, cache } = world;
   const eventCounts = db.prepare<[{ mac: string; start: string }], { events: number; downAlerts: number }>(
     deviceSql.eventCounts,
@@ -259,7 +260,7 @@ function check(world: World, at: number): void {
       );
     }
     for (const period of Object.keys(periods) as Period[]) {
-      const cached = cache.get(device, now, period);
+      const cached = await cache.get(device, now, period);
       const direct = repo.get(device, period, now);
       assert.deepEqual(
         cached === undefined ? undefined : JSON.parse(cached),
@@ -271,24 +272,24 @@ function check(world: World, at: number): void {
 }
 
 describe('per-device counts kept by triggers', () => {
-  test('equal a recount from the raw tables after any sequence of writes, for every period', () => {
-    withDatabaseFiles('netkeep-counts-', (fresh) => {
-      fc.assert(
-        fc.property(
+  test('equal a recount from the raw tables after any sequence of writes, for every period', async () => {
+    await withDatabaseFiles('netkeep-counts-', async (fresh) => {
+      await fc.assert(
+        fc.asyncProperty(
           fc.array(action, { minLength: 1, maxLength: 40 }),
           fc.array(fc.oneof(fc.integer({ min: 0, max: 2 * day }), fc.constantFrom(day, 7 * day, 30 * day)), {
             minLength: 1,
             maxLength: 3,
           }),
-          (actions, laters) => {
-            fresh((db, other) => {
-              const repo = new SqliteDeviceStore(db);
+          async (actions, laters) => {
+            await fresh(async (db, other) => {
+              const repo = new SqliteDevices(db);
               const world: World = {
                 db,
                 other,
                 repo,
                 store: new ScanStore(repo),
-                cache: new DeviceJsonCache(repo),
+                cache: new DeviceJsonCache(new SqliteDeviceStore(repo)),
                 clock: t0,
               };
               for (const m of macs.slice(0, 2)) repo.create(m, {}, new Date(t0));
@@ -305,9 +306,9 @@ describe('per-device counts kept by triggers', () => {
                         ? 'yesterday'
                         : '2023-02-31 10:00:00',
                 );
-                check(world, world.clock);
+                await check(world, world.clock);
               }
-              for (const later of laters) check(world, world.clock + later);
+              for (const later of laters) await check(world, world.clock + later);
             });
           },
         ),
@@ -323,7 +324,7 @@ describe('per-device counts kept by triggers', () => {
     try {
       const file = join(dir, 'netkeep.db');
       const db = openDatabase(file);
-      const repo = new SqliteDeviceStore(db);
+      const repo = new SqliteDevices(db);
       const store = new ScanStore(repo);
       let clock = t0 - 30 * day;
       for (let i = 0; i < 40; i++) {

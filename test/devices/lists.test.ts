@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { deviceListStatements, deviceSql } from '../../src/store/sqlite/device-sql.js';
 import { deviceStatus, deviceStatuses } from '../../src/devices/status.js';
 import { deviceStatusSql } from '../../src/store/sqlite/status-sql.js';
@@ -19,11 +19,11 @@ import { history, periodDays, seedHistory, type PeriodName } from './history.js'
 describe('device lists in the repository', () => {
   let dir: string;
   let db: Database;
-  let repo: SqliteDeviceStore;
+  let repo: SqliteDevices;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'netkeep-lists-'));
     db = openDatabase(join(dir, 'netkeep.db'));
-    repo = new SqliteDeviceStore(db);
+    repo = new SqliteDevices(db);
   });
   after(() => {
     db.close();

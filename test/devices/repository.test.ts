@@ -5,20 +5,20 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { countSql, deviceSql, updateOneSql } from '../../src/store/sqlite/device-sql.js';
 import { editableFields } from '../../src/devices/catalogue.js';
 import { deviceStatus } from '../../src/devices/status.js';
 import { expectedStats, history, periodDays, seedHistory, type PeriodName } from './history.js';
 
-describe('SqliteDeviceStore on a real database file', () => {
+describe('SqliteDevices on a real database file', () => {
   let dir: string;
   let db: Database;
-  let repo: SqliteDeviceStore;
+  let repo: SqliteDevices;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'netkeep-repo-'));
     db = openDatabase(join(dir, 'netkeep.db'));
-    repo = new SqliteDeviceStore(db);
+    repo = new SqliteDevices(db);
   });
   after(() => {
     db.close();
@@ -78,7 +78,7 @@ describe('SqliteDeviceStore on a real database file', () => {
   test('update and create refuse a column outside the editable catalogue', () => {
     assert.equal(repo.create('02:00:00:00:00:03', {}, new Date()), 'created');
     assert.throws(() => repo.update('02:00:00:00:00:03', { devGUID: 'x' }), RangeError);
-    assert.throws(() => repo.updateColumn('02:00:00:00:00:03', 'devMac', 'x'), RangeError);
+    assert.throws(() => repo.update('02:00:00:00:00:03', { devMac: 'x' }), RangeError);
     assert.throws(() => updateOneSql('devName = 1; --'), RangeError);
     assert.throws(() => repo.create('02:00:00:00:00:04', { 'devName = 1; --': 'x' }, new Date()), RangeError);
   });

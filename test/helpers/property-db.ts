@@ -12,22 +12,25 @@ import { openDatabase } from '../../src/db/connection.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { mapAliases } from '../../src/scanner/macs.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
-import type { ScanStore } from '../../src/scanner/store.js';
+import type { ScanStore } from './scan-store.js';
 
 /** Opens a fresh database file, twice, for one run of a property; closes and removes it after. */
-export type FreshDatabase = (use: (db: Database, other: Database) => void) => void;
+export type FreshDatabase = (use: (db: Database, other: Database) => Promise<void>) => Promise<void>;
 
 /** Calls `body` with a source of fresh database files in a temporary folder removed afterwards. */
-export function withDatabaseFiles(prefix: string, body: (fresh: FreshDatabase) => void): void {
+export async function withDatabaseFiles(
+  prefix: string,
+  body: (fresh: FreshDatabase) => Promise<void>,
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   let run = 0;
   try {
-    body((use) => {
+    await body(async (use) => {
       const file = join(dir, `run-${run++}.db`);
       const db = openDatabase(file);
       const other = openDatabase(file);
       try {
-        use(db, other);
+        await use(db, other);
       } finally {
         other.close();
         db.close();

@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import Database from 'better-sqlite3';
-import { SqliteWatchStore } from '../../src/store/sqlite/watch.js';
+import { sqliteStore } from '../../src/store/sqlite/store.js';
 import { toolOperations } from '../../src/mcp/tools.js';
 import { InProcessServer } from '../helpers/inject.js';
 
@@ -249,16 +249,19 @@ describe('MCP at /mcp (the SDK client over HTTP)', () => {
     // Stored as the port watch stores a scan.
     const db = new Database(join(app.dataDir, 'netkeep.db'));
     try {
-      const store = new SqliteWatchStore(db);
-      store.transaction(() =>
-        store.writePorts(
-          router,
-          [
-            { port: 22, protocol: 'tcp', service: 'ssh', product: '', version: '' },
-            { port: 443, protocol: 'tcp', service: 'https', product: '', version: '' },
-          ],
-          new Date(),
-        ),
+      const store = sqliteStore(db).watch;
+      await store.recordPortScans(
+        [
+          {
+            mac: router,
+            ports: [
+              { port: 22, protocol: 'tcp', service: 'ssh', product: '', version: '' },
+              { port: 443, protocol: 'tcp', service: 'https', product: '', version: '' },
+            ],
+          },
+        ],
+        new Date(),
+        () => ({ events: [] }),
       );
     } finally {
       db.close();

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/device-store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { DeviceNamer } from '../../src/names/namer.js';
 import { NameResolver } from '../../src/names/resolver.js';
 import type { RunTool } from '../../src/scanner/discovery.js';
@@ -70,7 +71,7 @@ describe('naming in the scan cycle', () => {
     handle.remove();
   });
 
-  function scanner(): { scanner: Scanner; repository: SqliteDeviceStore } {
+  function scanner(): { scanner: Scanner; repository: SqliteDevices } {
     const config = loadConfig(
       {
         SCAN_SUBNETS: '127.0.0.0/16@lo',
@@ -81,17 +82,17 @@ describe('naming in the scan cycle', () => {
       },
       handle.dir,
     );
-    const repository = new SqliteDeviceStore(handle.db);
+    const repository = new SqliteDevices(handle.db);
     const runTool: RunTool = async () => ({ stdout: arpScanOutput, stderr: '', exitCode: 0 });
     const namer = new DeviceNamer(
       new NameResolver({ config, testOnlyPorts: { mdns: mdnsPort, netbios: netbiosPort } }),
-      repository,
+      new SqliteDeviceStore(repository),
       config.NAME_REFRESH_MINUTES,
     );
     return {
       scanner: new Scanner({
-        devices: repository,
-        presence: repository,
+        devices: new SqliteDeviceStore(repository),
+        presence: new SqliteDeviceStore(repository),
         config,
         logger,
         runTool,
@@ -102,7 +103,7 @@ describe('naming in the scan cycle', () => {
     };
   }
 
-  const names = (repository: SqliteDeviceStore): Record<string, [string, string, string]> =>
+  const names = (repository: SqliteDevices): Record<string, [string, string, string]> =>
     Object.fromEntries(
       Object.entries(devices).map(([key, d]) => {
         const n = repository.getName(d.mac);

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { decideName } from '../../src/names/rules.js';
 import { migrate, migrations } from '../../src/store/sqlite/migrations.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import type { NameCandidate } from '../../src/names/types.js';
 import { InProcessServer } from '../helpers/inject.js';
 
@@ -131,7 +131,7 @@ describe('API writes of devName set devNameSource', () => {
   test('the store never writes an automatic name over a user or import name', () => {
     const db = new Database(join(server.dataDir, 'netkeep.db'));
     try {
-      const repository = new SqliteDeviceStore(db);
+      const repository = new SqliteDevices(db);
       db.prepare(
         `UPDATE Devices SET devName = 'Imported', devNameSource = 'import' WHERE devMac = '02:00:00:00:03:02'`,
       ).run();

@@ -7,13 +7,13 @@ import { writeSync } from 'node:fs';
 import { openDatabase } from '../../src/db/connection.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
-import { ScanStore } from '../../src/scanner/store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
+import { ScanStore } from '../helpers/scan-store.js';
 
 const [file, mode] = process.argv.slice(2);
 if (file === undefined) throw new Error('usage: crash-child <db> [hang]');
 const db = openDatabase(file);
-const store = new ScanStore(new SqliteDeviceStore(db));
+const store = new ScanStore(new SqliteDevices(db));
 const observations = new Map<string, Observation>();
 for (let i = 0; i < 20_000; i++) {
   const mac = `02:00:00:00:${((i >> 8) & 0xff).toString(16).padStart(2, '0')}:${(i & 0xff).toString(16).padStart(2, '0')}`;
@@ -21,7 +21,7 @@ for (let i = 0; i < 20_000; i++) {
 }
 const plan = planCycle({ known: store.loadState(), observations, missesBeforeAbsent: 1, now: new Date() });
 store.apply(plan, {
-  beforeCommit: () => {
+  testOnlyBeforeCommit: () => {
     if (mode !== 'hang') return;
     writeSync(1, 'READY\n');
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000);

@@ -3,8 +3,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
-import { ScanStore } from '../../src/scanner/store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
+import { ScanStore } from '../helpers/scan-store.js';
 import { dumpTables, fixture, tempDb } from './helpers.js';
 import { mergeSightings, parseArpScan } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
@@ -29,7 +29,7 @@ describe('crash consistency', () => {
     const handle = tempDb();
     try {
       // Some history first, so "none of it" means "exactly what was there".
-      const store = new ScanStore(new SqliteDeviceStore(handle.db));
+      const store = new ScanStore(new SqliteDevices(handle.db));
       const observations = mergeSightings([
         { tool: 'arp-scan', sightings: parseArpScan(fixture('arp-scan.txt')) },
       ]);

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/device-store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { DeviceNamer } from '../../src/names/namer.js';
 import { NameResolver } from '../../src/names/resolver.js';
 import type { Observation, RunTool } from '../../src/scanner/discovery.js';
@@ -200,12 +201,12 @@ describe('random MACs in the scan cycle', () => {
 
   interface Rig {
     scanner: Scanner;
-    repository: SqliteDeviceStore;
+    repository: SqliteDevices;
     notified: PlannedEvent[];
     seen: Map<string, string>;
   }
 
-  function rig(env: Record<string, string> = {}, repository = new SqliteDeviceStore(handle.db)): Rig {
+  function rig(env: Record<string, string> = {}, repository = new SqliteDevices(handle.db)): Rig {
     const config = loadConfig(
       {
         SCAN_SUBNETS: '127.0.0.0/16@lo',
@@ -228,17 +229,18 @@ describe('random MACs in the scan cycle', () => {
     const resolver = new NameResolver({ config });
     const notified: PlannedEvent[] = [];
     const scanner = new Scanner({
-      devices: repository,
-      presence: repository,
+      devices: new SqliteDeviceStore(repository),
+      presence: new SqliteDeviceStore(repository),
       config,
       logger,
       runTool,
       now: () => new Date(time),
-      names: new DeviceNamer(resolver, repository, config.NAME_REFRESH_MINUTES),
+      names: new DeviceNamer(resolver, new SqliteDeviceStore(repository), config.NAME_REFRESH_MINUTES),
       leases: async () => (await resolver.leases.read()).byMac,
       notifications: {
-        record: (events) => {
+        request: (events) => {
           notified.push(...events);
+          return undefined;
         },
       },
     });
@@ -249,7 +251,7 @@ describe('random MACs in the scan cycle', () => {
     // dnsmasq's format: expiry MAC IP hostname client-id
     writeFileSync(leaseFile, rows.map(([mac, ip, host, id]) => `0 ${mac} ${ip} ${host} ${id}\n`).join(''));
   };
-  const events = (repository: SqliteDeviceStore, mac: string): string[] =>
+  const events = (repository: SqliteDevices, mac: string): string[] =>
     repository
       .listEvents(mac, 'all', new Date(time), { offset: 0, limit: 100 })
       ?.items.map((e) => `${e.eve_EventType}|${e.eve_AdditionalInfo}`) ?? [];

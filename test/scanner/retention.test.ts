@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { HistoryRetention } from '../../src/scanner/retention.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { storesOf } from '../helpers/scan-store.js';
 import { tempDb } from './helpers.js';
 
 const now = new Date('2025-03-01T12:00:00Z');
@@ -18,7 +18,7 @@ test('start() prunes at once; a concurrent call shares the prune; stop() ends it
     const lines: unknown[] = [];
     const logger = { info: (obj: unknown) => lines.push(obj), error: (obj: unknown) => lines.push(obj) };
     const retention = new HistoryRetention({
-      presence: new SqliteDeviceStore(handle.db),
+      presence: storesOf(handle.db).presence,
       days: 30,
       logger,
       now: () => now,

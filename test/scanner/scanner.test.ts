@@ -5,7 +5,9 @@ import { loadConfig } from '../../src/config.js';
 import { DomainError } from '../../src/errors.js';
 import type { RunTool, ToolResult } from '../../src/scanner/discovery.js';
 import { Scanner, scanTool, type ScannerOptions } from '../../src/scanner/scanner.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/device-store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
+import { storesOf } from '../helpers/scan-store.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import { dumpTables, fixture, tempDb } from './helpers.js';
 import { eventually } from '../helpers/processes.js';
@@ -45,8 +47,7 @@ describe('Scanner cycles', () => {
       const runTool: RunTool = async (_tool, args) =>
         failSecond && args.includes('--interface=nosuch0') ? arpNoDevice : arpOk;
       const scanner = new Scanner({
-        devices: new SqliteDeviceStore(handle.db),
-        presence: new SqliteDeviceStore(handle.db),
+        ...storesOf(handle.db),
         config: config('10.231.77.0/24@br0,10.231.78.0/24@nosuch0'),
         logger,
         runTool,
@@ -85,7 +86,7 @@ describe('Scanner cycles', () => {
   test('import then scan: devices of other networks get no event and keep their state (DESIGN 13 scope)', async () => {
     const handle = tempDb();
     try {
-      const devices = new SqliteDeviceStore(handle.db);
+      const devices = new SqliteDevices(handle.db);
       // An import of another network: 300 present devices (open sessions, some alerting on Down),
       // as a first cycle over their own subnet left them.
       const imported = new Map(
@@ -114,8 +115,8 @@ describe('Scanner cycles', () => {
       const rowsBefore = importedRows();
       const historyBefore = importedHistory();
       const scanner = new Scanner({
-        devices,
-        presence: devices,
+        devices: new SqliteDeviceStore(devices),
+        presence: new SqliteDeviceStore(devices),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool: async () => arpOk,
@@ -163,8 +164,7 @@ describe('Scanner cycles', () => {
       };
       const checked: string[] = [];
       const scanner = new Scanner({
-        devices: new SqliteDeviceStore(handle.db),
-        presence: new SqliteDeviceStore(handle.db),
+        ...storesOf(handle.db),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
@@ -209,10 +209,10 @@ describe('Scanner cycles', () => {
         if (tool === 'ip') return { stdout: table, stderr: '', exitCode: 0 };
         return { stdout: `10.231.77.11\t${h1}\tAcme\n`, stderr: '', exitCode: 0 };
       };
-      const devices = new SqliteDeviceStore(handle.db);
+      const devices = new SqliteDevices(handle.db);
       const scanner = new Scanner({
-        devices,
-        presence: devices,
+        devices: new SqliteDeviceStore(devices),
+        presence: new SqliteDeviceStore(devices),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
@@ -273,8 +273,7 @@ describe('Scanner cycles', () => {
     const handle = tempDb();
     try {
       const scanner = new Scanner({
-        devices: new SqliteDeviceStore(handle.db),
-        presence: new SqliteDeviceStore(handle.db),
+        ...storesOf(handle.db),
         config: config(''),
         logger,
         runTool: async () => arpOk,
@@ -302,8 +301,7 @@ describe('Scanner cycles', () => {
         return { stdout: fixture('nmap-sn.xml'), stderr: '', exitCode: 0 };
       };
       const scanner = new Scanner({
-        devices: new SqliteDeviceStore(handle.db),
-        presence: new SqliteDeviceStore(handle.db),
+        ...storesOf(handle.db),
         config: config('10.231.77.0/24@br0', { SCAN_IPV6: 'off' }),
         logger,
         runTool,
@@ -333,8 +331,7 @@ describe('Scanner cycles', () => {
         throw new DomainError('shutting-down', 'The server is shutting down; the command was stopped.');
       };
       const scanner = new Scanner({
-        devices: new SqliteDeviceStore(handle.db),
-        presence: new SqliteDeviceStore(handle.db),
+        ...storesOf(handle.db),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
@@ -368,8 +365,7 @@ describe('Scanner loop', () => {
         return arpOk;
       };
       const scanner = new Scanner({
-        devices: new SqliteDeviceStore(handle.db),
-        presence: new SqliteDeviceStore(handle.db),
+        ...storesOf(handle.db),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,
@@ -405,8 +401,7 @@ describe('Scanner loop', () => {
           });
         });
       const scanner = new Scanner({
-        devices: new SqliteDeviceStore(handle.db),
-        presence: new SqliteDeviceStore(handle.db),
+        ...storesOf(handle.db),
         config: config('10.231.77.0/24@br0'),
         logger,
         runTool,

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { mergeSightings, parseArpScan, type Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
-import { ScanStore } from '../../src/scanner/store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
+import { ScanStore } from '../helpers/scan-store.js';
 import { fixture, tempDb, type TempDb } from './helpers.js';
 
 const h1 = 'b8:27:eb:12:34:56';
@@ -33,7 +33,7 @@ describe('ScanStore on a real SQLite file: the replayed test-LAN history', () =>
   let store: ScanStore;
   before(() => {
     handle = tempDb();
-    store = new ScanStore(new SqliteDeviceStore(handle.db));
+    store = new ScanStore(new SqliteDevices(handle.db));
   });
   after(() => {
     handle.remove();
@@ -148,7 +148,7 @@ describe('ScanStore on a real SQLite file: the replayed test-LAN history', () =>
 
   test('after a restart, h2 coming back is a Down Reconnected with a new session row', () => {
     handle.reopen();
-    store = new ScanStore(new SqliteDeviceStore(handle.db));
+    store = new ScanStore(new SqliteDevices(handle.db));
     cycle(store, 'arp-scan.txt', t3);
     assert.deepEqual(
       events()
@@ -178,13 +178,13 @@ describe('ScanState', () => {
   test('the miss counter survives a reopen, and the grace rule continues from it', () => {
     const handle = tempDb();
     try {
-      let store = new ScanStore(new SqliteDeviceStore(handle.db));
+      let store = new ScanStore(new SqliteDevices(handle.db));
       cycle(store, 'arp-scan.txt', t1, 3);
       cycle(store, 'arp-scan-cycle2.txt', t2, 3); // h2 missed once
       cycle(store, 'arp-scan-cycle2.txt', t3, 3); // twice
       assert.equal(store.loadState().get(h2)?.misses, 2);
       handle.reopen();
-      store = new ScanStore(new SqliteDeviceStore(handle.db));
+      store = new ScanStore(new SqliteDevices(handle.db));
       assert.equal(store.loadState().get(h2)?.misses, 2);
       assert.equal(store.loadState().get(h2)?.presentLastScan, true);
       cycle(store, 'arp-scan-cycle2.txt', new Date('2025-03-01T12:15:00Z'), 3); // third miss: gone
@@ -212,7 +212,7 @@ describe('ScanState', () => {
           "INSERT INTO Devices (devMac, devLastIP, devPresentLastScan, devScan) VALUES ('00:11:22:33:44:55', '10.0.0.1', 1, 0)",
         )
         .run();
-      const store = new ScanStore(new SqliteDeviceStore(handle.db));
+      const store = new ScanStore(new SqliteDevices(handle.db));
       assert.deepEqual(store.loadState().get('00:11:22:33:44:55'), {
         mac: '00:11:22:33:44:55',
         presentLastScan: true,
@@ -246,7 +246,7 @@ describe('sleeping and flapping on a real SQLite file (DESIGN 13)', () => {
   test('a sleeping device: present, On-line, devSleeping 1, no event inside SLEEP_MINUTES; gone after', () => {
     const handle = tempDb();
     try {
-      const devices = new SqliteDeviceStore(handle.db);
+      const devices = new SqliteDevices(handle.db);
       const store = new ScanStore(devices);
       const t0 = Date.UTC(2025, 2, 1, 12);
       const run = (observations: Map<string, Observation>, at: number): void => {
@@ -301,7 +301,7 @@ describe('sleeping and flapping on a real SQLite file (DESIGN 13)', () => {
   test('flapping: counted from stored events in the window, one Flapping event, the flag kept and cleared', () => {
     const handle = tempDb();
     try {
-      const devices = new SqliteDeviceStore(handle.db);
+      const devices = new SqliteDevices(handle.db);
       const store = new ScanStore(devices);
       const t0 = Date.UTC(2025, 2, 1, 12);
       const window = 60;
@@ -370,7 +370,7 @@ describe('pruneHistory', () => {
       insertSession.run('2024-01-01 00:00:00', null, 1); // open for over a year: kept
       insertSession.run('2025-02-27 00:00:00', '2025-02-27 01:00:00', 0);
       handle.db.prepare("INSERT INTO ScanState (mac, misses) VALUES ('00:00:00:00:00:09', 1)").run();
-      const store = new ScanStore(new SqliteDeviceStore(handle.db));
+      const store = new ScanStore(new SqliteDevices(handle.db));
       const result = await store.pruneHistory(30, t1, { batchSize: 3 });
       assert.deepEqual(result, { events: 20, sessions: 7 });
       assert.deepEqual(handle.db.prepare('SELECT eve_DateTime FROM Events').pluck().all(), [

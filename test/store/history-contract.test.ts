@@ -13,7 +13,8 @@ import { openDatabase } from '../../src/db/connection.js';
 import { periods, type Period } from '../../src/time.js';
 import { PostgresHistoryStore } from '../../src/store/postgres/history.js';
 import { openPostgres, type PostgresPool } from '../../src/store/postgres/pool.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/device-store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../helpers/requirements.js';
 
@@ -63,7 +64,7 @@ describe('the history lists on SQLite and PostgreSQL', { skip }, () => {
     try {
       db.exec(rows);
       await pool.query(rows);
-      const lite = new SqliteDeviceStore(db);
+      const lite = new SqliteDeviceStore(new SqliteDevices(db));
       const pg = new PostgresHistoryStore(pool);
       let compared = 0;
       for (const period of Object.keys(periods) as Period[]) {
@@ -73,13 +74,13 @@ describe('the history lists on SQLite and PostgreSQL', { skip }, () => {
           { offset: 2, limit: 2 },
           { offset: 5, limit: 3 },
         ]) {
-          const events = lite.listEvents(mac, period, now, page);
+          const events = await lite.listEvents(mac, period, now, page);
           assert.deepEqual(
             await pg.listEvents(mac, period, now, page),
             events,
             `events ${period} ${page.offset}`,
           );
-          const sessions = lite.listSessions(mac, period, now, page);
+          const sessions = await lite.listSessions(mac, period, now, page);
           assert.deepEqual(
             await pg.listSessions(mac, period, now, page),
             sessions,
@@ -89,7 +90,7 @@ describe('the history lists on SQLite and PostgreSQL', { skip }, () => {
         }
       }
       assert.ok(compared > 30, 'rows were compared');
-      const all = lite.listSessions(mac, 'all', now, { offset: 0, limit: 100 });
+      const all = await lite.listSessions(mac, 'all', now, { offset: 0, limit: 100 });
       assert.equal(
         all?.items.at(-1)?.ses_DateTimeConnection,
         null,
@@ -98,7 +99,7 @@ describe('the history lists on SQLite and PostgreSQL', { skip }, () => {
       for (const missing of ['aa:00:00:00:00:99']) {
         assert.equal(await pg.listEvents(missing, 'all', now, { offset: 0, limit: 10 }), undefined);
         assert.equal(await pg.listSessions(missing, 'all', now, { offset: 0, limit: 10 }), undefined);
-        assert.equal(lite.listEvents(missing, 'all', now, { offset: 0, limit: 10 }), undefined);
+        assert.equal(await lite.listEvents(missing, 'all', now, { offset: 0, limit: 10 }), undefined);
       }
     } finally {
       db.close();

@@ -1,6 +1,6 @@
 /**
- * The outbox contract, run against both stores: one scenario (alert fields of a device, batches
- * written, due rows, retries, sends, failures, the list, the counts, pruning) played on SQLite and
+ * The outbox contract, run against both stores: one scenario (a cycle's notifications planned from
+ * its devices and written, due rows, retries, sends, failures, the list, the counts, pruning) played on SQLite and
  * on PostgreSQL, and every answer compared. Delivery ids are random in each store and left out.
  * The PostgreSQL outbox claims what `due` returns (a lease, for several servers); in one server's
  * use, which this scenario is, that changes no answer.
@@ -12,20 +12,18 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { NotificationEvent } from '../../src/alerts/model.js';
 import { openDatabase } from '../../src/db/connection.js';
-import type { AlertOutboxStore } from '../../src/store/outbox.js';
+import type { AlertOutboxStore, NotificationBatch, NotifyRequest } from '../../src/store/outbox.js';
 import { PostgresOutboxStore } from '../../src/store/postgres/outbox.js';
 import { openPostgres, type PostgresPool } from '../../src/store/postgres/pool.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { SqliteOutboxStore } from '../../src/store/sqlite/outbox.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../helpers/requirements.js';
 
 const skip = skipUnlessCi(postgresMissing(), 'outbox contract on PostgreSQL');
 
-/** The interface with every method allowed to answer through a promise. */
-type Either<T> = {
-  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => R | Promise<R> : T[K];
-};
-type Outbox = Either<AlertOutboxStore>;
+/** The outbox interface, and how a scan cycle writes its notifications (inside its transaction). */
+type Outbox = AlertOutboxStore & { writeRequested(request: NotifyRequest): void | Promise<void> };
 
 const t0 = Date.UTC(2026, 2, 1, 8);
 const mac = 'aa:00:00:00:00:01';
@@ -40,9 +38,18 @@ async function scenario(outbox: Outbox, addDevice: (sql: string) => Promise<void
     `INSERT INTO "Devices" ("devMac", "devName", "devLastIP", "devAlertDown", "devAlertEvents", "devSkipRepeated", "devPresentLastScan")
      VALUES ('${mac}', 'printer', '192.168.1.9', 1, 1, 6, 0)`,
   );
-  log.push(await outbox.alertDevice(mac), await outbox.alertDevice('aa:00:00:00:00:99'));
-  await outbox.writeNotifications(
-    [
+  // A cycle's request: the devices it names (one twice, one that is no device), planned into
+  // batches; what the plan was given is part of the answers.
+  const request = (createdAt: Date, batches: NotificationBatch[]): NotifyRequest => ({
+    macs: [mac, 'aa:00:00:00:00:99', mac],
+    createdAt,
+    plan: (devices) => {
+      log.push([...devices]);
+      return batches;
+    },
+  });
+  await outbox.writeRequested(
+    request(new Date(t0 - 60_000), [
       {
         status: 'pending',
         reason: null,
@@ -59,8 +66,7 @@ async function scenario(outbox: Outbox, addDevice: (sql: string) => Promise<void
         channels: ['mqtt'],
         dueMs: null,
       },
-    ],
-    new Date(t0 - 60_000),
+    ]),
   );
   log.push(await outbox.nextDue(), await outbox.due('webhook', t0 - 1, 10));
   const [first, ...others] = await outbox.due('webhook', t0, 10);
@@ -71,7 +77,7 @@ async function scenario(outbox: Outbox, addDevice: (sql: string) => Promise<void
   assert.ok(again !== undefined);
   log.push(noIds([again]));
   await outbox.sent(again.id, new Date(t0 + 31_000), [mac]);
-  log.push(await outbox.alertDevice(mac));
+  await outbox.writeRequested(request(new Date(t0 + 32_000), []));
   log.push(await outbox.failPending('ntfy', 'channel removed'), await outbox.failPending('ntfy', 'again'));
   const all = await outbox.list(undefined, 0, 10);
   log.push(all.total, noIds(all.notifications));
@@ -103,18 +109,17 @@ describe('the outbox contract on SQLite and PostgreSQL', { skip }, () => {
   test('the same scenario gives the same answers', async () => {
     const db = openDatabase(join(dir, 'netkeep.db'));
     try {
-      const lite = await scenario(new SqliteOutboxStore(db), (sql) => {
+      const lite = await scenario(new SqliteOutboxStore(db, new SqliteDevices(db)), (sql) => {
         db.exec(sql);
         return Promise.resolve();
       });
-      const postgres: Outbox = new PostgresOutboxStore(pool);
-      const pg = await scenario(postgres, async (sql) => {
+      const pg = await scenario(new PostgresOutboxStore(pool), async (sql) => {
         await pool.query(sql);
       });
       assert.deepEqual(pg, lite);
       // The scenario reached what it meant to compare.
-      assert.equal((lite[0] as { devName: string }).devName, 'printer');
-      assert.equal(lite.length, 19);
+      assert.equal((lite[0] as [string, { devName: string }][])[0]?.[1].devName, 'printer');
+      assert.equal(lite.length, 18);
     } finally {
       db.close();
     }

@@ -18,7 +18,8 @@ import { planCycle } from '../../src/scanner/state-machine.js';
 import type { PostgresPool } from '../../src/store/postgres/pool.js';
 import { openPostgres } from '../../src/store/postgres/pool.js';
 import { PostgresPresenceStore } from '../../src/store/postgres/presence.js';
-import { SqliteDeviceStore } from '../../src/store/sqlite/devices.js';
+import { SqliteDeviceStore } from '../../src/store/sqlite/device-store.js';
+import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../helpers/requirements.js';
 
@@ -108,7 +109,7 @@ describe('the presence contract on SQLite and PostgreSQL', { skip }, () => {
   });
 
   test('the same cycles leave the same presence, rows and counts', async () => {
-    const lite = new SqliteDeviceStore(db);
+    const lite = new SqliteDeviceStore(new SqliteDevices(db));
     const pg = new PostgresPresenceStore(pool);
     const start = Date.UTC(2026, 4, 1, 9);
     for (const [i, cycle] of cycles.entries()) {
@@ -119,14 +120,14 @@ describe('the presence contract on SQLite and PostgreSQL', { skip }, () => {
         db.exec(cycle.before);
         await pool.query(cycle.before);
       }
-      const knownLite = lite.loadPresence(toggleSince);
+      const knownLite = await lite.loadPresence(toggleSince);
       const knownPg = await pg.loadPresence(toggleSince);
       assert.deepEqual(sortedPresence(knownPg), sortedPresence(knownLite), `presence before cycle ${i + 1}`);
       const plan = (known: Map<string, KnownDevice>) => ({
         ...planCycle({ known, observations, missesBeforeAbsent: 2, now }),
         names: cycle.names ?? [],
       });
-      lite.applyPresence(plan(knownLite));
+      await lite.applyPresence(plan(knownLite));
       await pg.applyPresence(plan(knownPg));
       assert.deepEqual(await postgresDump(pool), sqliteDump(db), `rows after cycle ${i + 1}`);
     }
@@ -144,13 +145,13 @@ describe('the presence contract on SQLite and PostgreSQL', { skip }, () => {
   });
 
   test('retention and the clean-up of the scanner memory do the same', async () => {
-    const lite = new SqliteDeviceStore(db);
+    const lite = new SqliteDeviceStore(new SqliteDevices(db));
     const pg = new PostgresPresenceStore(pool);
     const before = new Date(Date.UTC(2026, 4, 1, 9, 12));
     for (const limit of [2, 100]) {
       assert.deepEqual(
         await pg.pruneHistory(before, limit),
-        lite.pruneHistory(before, limit),
+        await lite.pruneHistory(before, limit),
         `limit ${limit}`,
       );
       assert.deepEqual(await postgresDump(pool), sqliteDump(db));
@@ -158,7 +159,7 @@ describe('the presence contract on SQLite and PostgreSQL', { skip }, () => {
     const orphan = `INSERT INTO "ScanState" ("mac", "misses") VALUES ('aa:00:00:00:00:99', 1)`;
     db.exec(orphan);
     await pool.query(orphan);
-    lite.pruneScanMemory();
+    await lite.pruneScanMemory();
     await pg.pruneScanMemory();
     assert.deepEqual(await postgresDump(pool), sqliteDump(db));
     assert.equal((sqliteDump(db).ScanState as Row[]).length, 3);

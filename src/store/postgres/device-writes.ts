@@ -1,6 +1,6 @@
 /**
  * The device store's writes through the API on PostgreSQL (`DeviceStore.create`, `update`,
- * `updateColumn`, `delete`, `deleteEvents`, `resetProps`, ../devices.ts, made async), each in one
+ * `delete`, `deleteEvents`, `resetProps`, ../devices.ts), each in one
  * transaction, with the SQLite store's rules: catalogue defaults and a fresh devGUID for a new
  * device, a MAC that is a device or an alias is not created again, devParentMAC may not close a
  * loop, a devName written here is the user's, a delete takes the device's aliases, history, ports
@@ -64,11 +64,6 @@ export class PostgresDeviceWrites {
       }
       return found;
     });
-  }
-
-  /** Sets one editable column. False when the device does not exist. */
-  async updateColumn(mac: string, column: string, value: DeviceValue): Promise<boolean> {
-    return this.update(mac, { [column]: value }); // RangeError unless an editable field
   }
 
   /** Removes the device, its aliases, history, ports and scanner memory; frees its children. */

@@ -1,7 +1,7 @@
 /**
  * The alert outbox on PostgreSQL (the Notifications and NotificationPayloads tables), shared by
- * every server of the database. The methods and their meaning are `AlertOutboxStore`'s
- * (../outbox.ts), made async (it implements that interface once the interface is async).
+ * every server of the database: `AlertOutboxStore` (../outbox.ts), with the SQLite outbox's
+ * meaning, and `writeRequested` for a scan cycle's notifications (inside its transaction).
  *
  * What differs is `due`: with several servers, reading the due rows is not enough, two servers
  * would both send them. `due` CLAIMS them: in one statement it picks the due rows no other
@@ -19,7 +19,14 @@ import type {
   NotificationView,
 } from '../../alerts/model.js';
 import { dbTime, fromDbTime } from '../../time.js';
-import type { AlertDevice, DueRow, NotificationBatch, OutboxPruneBatch } from '../outbox.js';
+import type {
+  AlertDevice,
+  AlertOutboxStore,
+  DueRow,
+  NotificationBatch,
+  NotifyRequest,
+  OutboxPruneBatch,
+} from '../outbox.js';
 import { alertDeviceOf, type DeviceAlertRow } from '../sqlite/outbox.js';
 import type { PostgresPool } from './pool.js';
 
@@ -34,7 +41,7 @@ export interface PostgresOutboxOptions {
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
-export class PostgresOutboxStore {
+export class PostgresOutboxStore implements AlertOutboxStore {
   private readonly leaseMs: number;
 
   constructor(
@@ -44,9 +51,17 @@ export class PostgresOutboxStore {
     this.leaseMs = options.claimLeaseMs ?? 120_000;
   }
 
-  /** The device's alert fields; undefined when there is no such device. */
-  async alertDevice(mac: string): Promise<AlertDevice | undefined> {
-    return (await this.alertDevices([mac])).get(mac);
+  /**
+   * A cycle's notifications: planned from its devices as the cycle leaves them, and written. On
+   * `client` inside the cycle's transaction; without one, in a transaction of its own.
+   */
+  async writeRequested(request: NotifyRequest, client?: Queryable): Promise<void> {
+    const write = async (c: Queryable): Promise<void> => {
+      const devices = await this.alertDevices([...new Set(request.macs)], c);
+      await this.writeNotifications(request.plan(devices), request.createdAt, c);
+    };
+    if (client !== undefined) await write(client);
+    else await this.store.transaction(write);
   }
 
   /**

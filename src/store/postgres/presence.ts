@@ -1,5 +1,5 @@
 /**
- * The scanner's part of the store on PostgreSQL (`PresenceStore`, ../presence.ts, made async):
+ * The scanner's part of the store on PostgreSQL (`PresenceStore`, ../presence.ts):
  * every device's presence state in one read, a scan cycle's writes in one transaction, history
  * retention in batches. The writes are set-based: each kind of row of a cycle (new devices, the
  * updates, the sessions closed and opened, the events, the scanner's memory) is one statement over
@@ -11,21 +11,19 @@ import { jsonToColumns } from '../../devices/catalogue.js';
 import { toggleEventTypes, type KnownDevice, type PresenceChanges } from '../../devices/presence.js';
 import { dbTime } from '../../time.js';
 import type { PruneResult } from '../devices.js';
+import type { PresenceExtras, PresenceStore } from '../presence.js';
 import { knownDeviceOf, newDeviceRow, type StateRow } from '../sqlite/devices.js';
+import type { PostgresOutboxStore } from './outbox.js';
 import type { PostgresPool } from './pool.js';
-
-export interface PostgresApplyHooks {
-  /**
-   * Called inside the cycle's transaction, after its writes and before COMMIT, with its
-   * connection: the alert outbox writes the cycle's notifications there.
-   */
-  readonly beforeCommit?: (client: PoolClient) => Promise<void>;
-}
 
 const time = (date: Date | null): string | null => (date === null ? null : dbTime(date));
 
-export class PostgresPresenceStore {
-  constructor(private readonly store: PostgresPool) {}
+export class PostgresPresenceStore implements PresenceStore {
+  /** @param outbox where a cycle's notifications (extras.notify) are written, in its transaction */
+  constructor(
+    private readonly store: PostgresPool,
+    private readonly outbox?: Pick<PostgresOutboxStore, 'writeRequested'>,
+  ) {}
 
   /**
    * Every device's presence state; with `toggleSince`, each device's events that count towards
@@ -53,11 +51,27 @@ export class PostgresPresenceStore {
     return known;
   }
 
-  /** Applies one scan cycle in one transaction: all of it or, on any error, none of it. */
-  async applyPresence(changes: PresenceChanges, hooks: PostgresApplyHooks = {}): Promise<void> {
+  /**
+   * Applies one scan cycle and its extras (the watch memory, the notifications) in one
+   * transaction: all of it or, on any error, none of it.
+   */
+  async applyPresence(changes: PresenceChanges, extras: PresenceExtras = {}): Promise<void> {
     await this.store.transaction(async (client) => {
       await this.writePresence(client, changes);
-      await hooks.beforeCommit?.(client);
+      for (const { kind, key, value } of extras.memory ?? []) {
+        await client.query(
+          value === undefined
+            ? 'DELETE FROM "WatchMemory" WHERE "wat_Kind" = $1 AND "wat_Key" = $2'
+            : `INSERT INTO "WatchMemory" ("wat_Kind", "wat_Key", "wat_Value") VALUES ($1, $2, $3)
+               ON CONFLICT ("wat_Kind", "wat_Key") DO UPDATE SET "wat_Value" = excluded."wat_Value"`,
+          value === undefined ? [kind, key] : [kind, key, value],
+        );
+      }
+      if (extras.notify !== undefined) {
+        if (this.outbox === undefined) throw new Error('a cycle with notifications needs the outbox');
+        await this.outbox.writeRequested(extras.notify, client);
+      }
+      extras.testOnlyBeforeCommit?.();
     });
   }
 

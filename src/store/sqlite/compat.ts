@@ -18,6 +18,8 @@ import type {
   StatusItem,
 } from '../compat.js';
 import { dbTime } from '../../time.js';
+import { settled } from './device-store.js';
+import type { SqliteDevices } from './devices.js';
 import { deviceGroups, presenceGroups, type DeviceGroup, type PresenceGroup } from '../../devices/status.js';
 import { deviceGroupSql, presenceGroupSql } from './status-sql.js';
 
@@ -76,7 +78,11 @@ export class SqliteCompatStore implements CompatStore {
     now: string,
   ) => { inserted: string[]; updated: string[] };
 
-  constructor(private readonly db: Database) {
+  /** @param core whose group commit the import shares (the caches and counts see it like any write) */
+  constructor(
+    private readonly db: Database,
+    private readonly core: Pick<SqliteDevices, 'write'>,
+  ) {
     this.byStatusStmts = new Map(
       [undefined, ...deviceGroups, ...presenceGroups].map((group) => [
         group ?? '',
@@ -113,43 +119,54 @@ export class SqliteCompatStore implements CompatStore {
     });
   }
 
-  byStatusAfter(group: ByStatusGroup | undefined, afterMac: string, limit: number): StatusItem[] {
-    const statement = this.byStatusStmts.get(group ?? '');
-    if (statement === undefined) throw new RangeError(`unknown group '${String(group)}'`);
-    return statement.all(afterMac, limit);
+  byStatusAfter(group: ByStatusGroup | undefined, afterMac: string, limit: number): Promise<StatusItem[]> {
+    return settled(() => {
+      const statement = this.byStatusStmts.get(group ?? '');
+      if (statement === undefined) throw new RangeError(`unknown group '${String(group)}'`);
+      return statement.all(afterMac, limit);
+    });
   }
 
-  devicesAfter(afterMac: string, limit: number): DeviceRow[] {
-    return this.devicesAfterStmt.all(afterMac, limit);
+  devicesAfter(afterMac: string, limit: number): Promise<DeviceRow[]> {
+    return settled(() => {
+      return this.devicesAfterStmt.all(afterMac, limit);
+    });
   }
 
   eventsAfter(
     mac: string | undefined,
     cursor: EventCursor | undefined,
     limit: number,
-  ): { events: CompatEvent[]; next: EventCursor | undefined } {
-    const params = { ...(cursor ?? topCursor), limit, ...(mac === undefined ? {} : { mac }) };
-    const rows = mac === undefined ? this.eventsOfAllStmt.all(params) : this.eventsOfMacStmt.all(params);
-    const last = rows[rows.length - 1];
-    return {
-      events: rows.map(({ rowid: _rowid, eve_PairEventRowid, ...row }) => ({
-        ...eventToJson(row),
-        eve_PairEventRowid,
-      })),
-      next:
-        last === undefined || rows.length < limit
-          ? undefined
-          : { time: last.eve_DateTime, type: last.eve_EventType, rowid: last.rowid },
-    };
+  ): Promise<{ events: CompatEvent[]; next: EventCursor | undefined }> {
+    return settled(() => {
+      const params = { ...(cursor ?? topCursor), limit, ...(mac === undefined ? {} : { mac }) };
+      const rows = mac === undefined ? this.eventsOfAllStmt.all(params) : this.eventsOfMacStmt.all(params);
+      const last = rows[rows.length - 1];
+      return {
+        events: rows.map(({ rowid: _rowid, eve_PairEventRowid, ...row }) => ({
+          ...eventToJson(row),
+          eve_PairEventRowid,
+        })),
+        next:
+          last === undefined || rows.length < limit
+            ? undefined
+            : { time: last.eve_DateTime, type: last.eve_EventType, rowid: last.rowid },
+      };
+    });
   }
 
-  sessionTotals(start: Date | null): SessionTotals {
-    const row = this.sessionTotalsStmt.get({ start: start === null ? '' : dbTime(start) }) ?? [];
-    return [0, 1, 2, 3, 4, 5].map((i) => row[i] ?? 0) as SessionTotals;
+  sessionTotals(start: Date | null): Promise<SessionTotals> {
+    return settled(() => {
+      const row = this.sessionTotalsStmt.get({ start: start === null ? '' : dbTime(start) }) ?? [];
+      return [0, 1, 2, 3, 4, 5].map((i) => row[i] ?? 0) as SessionTotals;
+    });
   }
 
-  importDevices(devices: readonly ImportedDevice[], now: Date): { inserted: string[]; updated: string[] } {
-    return this.importTx(devices, dbTime(now));
+  importDevices(
+    devices: readonly ImportedDevice[],
+    now: Date,
+  ): Promise<{ inserted: string[]; updated: string[] }> {
+    return this.core.write(() => this.importTx(devices, dbTime(now)));
   }
 
   /** One device's given columns (catalogue names only: they come from ImportedDevice.changes). */

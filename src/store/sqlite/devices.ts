@@ -35,11 +35,9 @@ import {
   type SessionJson,
   type SessionRow,
 } from '../../devices/history.js';
-import type { PresenceStore } from '../presence.js';
 import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from '../../devices/presence.js';
 import {
   presenceHours,
-  type ApplyHooks,
   type ChangeReader,
   type Changes,
   type CreateResult,
@@ -48,7 +46,6 @@ import {
   type DeviceCounts,
   type DeviceListItem,
   type DeviceTotals,
-  type DeviceStore,
   type DeviceStats,
   type DeviceValue,
   type DeviceView,
@@ -241,7 +238,18 @@ const withOwn = (mac: string, aliases: readonly string[]): string[] => [mac, ...
 const notFoundError = (mac: string): DomainError =>
   new DomainError('not-found', `Device ${mac} not found.`, { code: 'DEVICE_NOT_FOUND' });
 
-export class SqliteDeviceStore implements DeviceStore, PresenceStore {
+/** Called inside a cycle's transaction, after its writes and before COMMIT. */
+export interface CoreApplyHooks {
+  readonly beforeCommit?: () => void;
+  readonly testOnlyBeforeCommit?: () => void;
+}
+
+/**
+ * The synchronous SQLite device engine behind `SqliteDeviceStore` (device-store.ts), which gives
+ * the store's asynchronous interface. The other SQLite parts (outbox, watch, compat) write through
+ * its `write` (group commit) and join its transactions.
+ */
+export class SqliteDevices {
   private readonly resolveStmt: Statement<[string], string>;
   private readonly aliasesStmt: Statement<[string], string>;
   private readonly loadAliasesStmt: Statement<[], { alias: string; devMac: string }>;
@@ -342,7 +350,7 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
   private readonly createTx: (row: Record<string, DbValue>) => CreateResult;
   private readonly deletePortsStmt: Statement<[string]>;
   private readonly deletePortMemoryStmt: Statement<[string]>;
-  private readonly presenceTx: Transaction<(changes: PresenceChanges, hooks: ApplyHooks) => void>;
+  private readonly presenceTx: Transaction<(changes: PresenceChanges, hooks: CoreApplyHooks) => void>;
   private readonly commits: GroupCommit;
   private dataVersion: number;
 
@@ -515,7 +523,7 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
       );
       return { devMac: owner, devMacs: this.macsOf(owner), split: alias };
     });
-    this.presenceTx = db.transaction((changes: PresenceChanges, hooks: ApplyHooks) => {
+    this.presenceTx = db.transaction((changes: PresenceChanges, hooks: CoreApplyHooks) => {
       this.writePresence(changes);
       hooks.beforeCommit?.();
       hooks.testOnlyBeforeCommit?.();
@@ -686,10 +694,6 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
     return this.copyTx(from, to);
   }
 
-  updateColumn(mac: string, column: string, value: DeviceValue): boolean {
-    return this.update(mac, { [column]: value }); // RangeError unless an editable field
-  }
-
   listChildren(mac: string): DeviceChild[] {
     return this.childrenStmt.all(mac).map((c) => ({
       devMac: c.devMac,
@@ -858,7 +862,7 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
     return known;
   }
 
-  applyPresence(changes: PresenceChanges, hooks: ApplyHooks = {}): void {
+  applyPresence(changes: PresenceChanges, hooks: CoreApplyHooks = {}): void {
     this.presenceTx.immediate(changes, hooks);
   }
 

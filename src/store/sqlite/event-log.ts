@@ -9,6 +9,7 @@ import { eventColumns, eventToJson, eventTypes, type EventRow } from '../../devi
 import type { Page, PageResult } from '../devices.js';
 import type { EventLogFilter, EventLogItem, EventLogStore } from '../event-log.js';
 import { dbTime } from '../../time.js';
+import { settled } from './device-store.js';
 
 const typeSlots = eventTypes.map((_, i) => `@t${i}`).join(', ');
 const inRange = 'eve_DateTime >= @since AND eve_DateTime <= @until';
@@ -53,22 +54,24 @@ export class SqliteEventLog implements EventLogStore {
     this.readTx = <T>(fn: () => T): T => read(fn) as T;
   }
 
-  list(filter: EventLogFilter, page: Page): PageResult<EventLogItem> {
-    const types = filter.types ?? [];
-    const typed = types.length > 0;
-    const params: Params = {
-      since: filter.since === undefined ? '' : dbTime(filter.since),
-      until: filter.until === undefined ? endOfTime : dbTime(filter.until),
-    };
-    if (typed) eventTypes.forEach((_, i) => (params[`t${i}`] = types[i % types.length] as string));
-    const pageStmt = this.pageStmts.get(typed);
-    const totalStmt = this.totalStmts.get(typed);
-    if (pageStmt === undefined || totalStmt === undefined) throw new Error('statements not prepared');
-    return this.readTx(() => ({
-      items: pageStmt
-        .all({ ...params, ...page })
-        .map(({ devName, ...row }) => ({ ...eventToJson(row), devName: devName ?? null })),
-      total: totalStmt.get(params) ?? 0,
-    }));
+  list(filter: EventLogFilter, page: Page): Promise<PageResult<EventLogItem>> {
+    return settled(() => {
+      const types = filter.types ?? [];
+      const typed = types.length > 0;
+      const params: Params = {
+        since: filter.since === undefined ? '' : dbTime(filter.since),
+        until: filter.until === undefined ? endOfTime : dbTime(filter.until),
+      };
+      if (typed) eventTypes.forEach((_, i) => (params[`t${i}`] = types[i % types.length] as string));
+      const pageStmt = this.pageStmts.get(typed);
+      const totalStmt = this.totalStmts.get(typed);
+      if (pageStmt === undefined || totalStmt === undefined) throw new Error('statements not prepared');
+      return this.readTx(() => ({
+        items: pageStmt
+          .all({ ...params, ...page })
+          .map(({ devName, ...row }) => ({ ...eventToJson(row), devName: devName ?? null })),
+        total: totalStmt.get(params) ?? 0,
+      }));
+    });
   }
 }

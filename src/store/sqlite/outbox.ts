@@ -17,8 +17,11 @@ import type {
   AlertOutboxStore,
   DueRow,
   NotificationBatch,
+  NotifyRequest,
   OutboxPruneBatch,
 } from '../outbox.js';
+import { settled } from './device-store.js';
+import type { SqliteDevices } from './devices.js';
 
 /** A device's alert fields as both stores read them (the PostgreSQL outbox too). */
 export interface DeviceAlertRow {
@@ -76,7 +79,11 @@ export class SqliteOutboxStore implements AlertOutboxStore {
   private readonly sentTransaction: (id: number, sentAt: string, macs: readonly string[]) => void;
   private readonly writeTransaction: (batches: readonly NotificationBatch[], createdAt: string) => void;
 
-  constructor(db: Database) {
+  /** @param core whose group commit the outbox's writes share */
+  constructor(
+    db: Database,
+    private readonly core: Pick<SqliteDevices, 'write'>,
+  ) {
     this.selectDevice = db.prepare(`
       SELECT devName, devOwner, devType, devVendor, devLastIP, devPresentLastScan, devAlertDown,
              devAlertEvents, devSkipRepeated, devLastNotification,
@@ -167,71 +174,91 @@ export class SqliteOutboxStore implements AlertOutboxStore {
     });
   }
 
-  alertDevice(mac: string): AlertDevice | undefined {
+  /** The device's alert fields, as the running transaction sees them. */
+  private alertDevice(mac: string): AlertDevice | undefined {
     const row = this.selectDevice.get(mac);
     return row === undefined ? undefined : alertDeviceOf(row);
   }
 
-  writeNotifications(batches: readonly NotificationBatch[], createdAt: Date): void {
-    if (batches.length > 0) this.writeTransaction(batches, dbTime(createdAt));
+  /** A cycle's notifications: planned from its devices and written. Run inside its transaction. */
+  writeRequested(request: NotifyRequest): void {
+    const devices = new Map<string, AlertDevice>();
+    for (const mac of new Set(request.macs)) {
+      const device = this.alertDevice(mac);
+      if (device !== undefined) devices.set(mac, device);
+    }
+    const batches = request.plan(devices);
+    if (batches.length > 0) this.writeTransaction(batches, dbTime(request.createdAt));
   }
 
-  due(channel: ChannelName, nowMs: number, limit: number): DueRow[] {
-    return this.dueStatement.all(channel, nowMs, limit);
+  due(channel: ChannelName, nowMs: number, limit: number): Promise<DueRow[]> {
+    return settled(() => this.dueStatement.all(channel, nowMs, limit));
   }
 
-  payload(payloadId: number): NotificationEvent[] {
-    return JSON.parse(this.payloadStatement.get(payloadId)?.events ?? '[]') as NotificationEvent[];
+  payload(payloadId: number): Promise<NotificationEvent[]> {
+    return settled(
+      () => JSON.parse(this.payloadStatement.get(payloadId)?.events ?? '[]') as NotificationEvent[],
+    );
   }
 
-  nextDue(): number | null {
-    return this.nextDueStatement.get()?.next ?? null;
+  nextDue(): Promise<number | null> {
+    return settled(() => this.nextDueStatement.get()?.next ?? null);
   }
 
-  sent(id: number, sentAt: Date, macs: readonly string[]): void {
-    this.sentTransaction(id, dbTime(sentAt), macs);
+  sent(id: number, sentAt: Date, macs: readonly string[]): Promise<void> {
+    return this.core.write(() => {
+      this.sentTransaction(id, dbTime(sentAt), macs);
+    });
   }
 
-  retryLater(id: number, nextAttemptAtMs: number, error: string): void {
-    this.markRetry.run(nextAttemptAtMs, error, id);
+  retryLater(id: number, nextAttemptAtMs: number, error: string): Promise<void> {
+    return this.core.write(() => {
+      this.markRetry.run(nextAttemptAtMs, error, id);
+    });
   }
 
-  failed(id: number, error: string): void {
-    this.markFailed.run(error, id);
+  failed(id: number, error: string): Promise<void> {
+    return this.core.write(() => {
+      this.markFailed.run(error, id);
+    });
   }
 
-  failPending(channel: ChannelName, error: string): number {
-    return this.failChannel.run(error, channel).changes;
+  failPending(channel: ChannelName, error: string): Promise<number> {
+    return this.core.write(() => this.failChannel.run(error, channel).changes);
   }
 
   list(
     status: NotificationStatus | undefined,
     offset: number,
     limit: number,
-  ): { total: number; notifications: NotificationView[] } {
-    const filter = status ?? null;
-    const total = this.countStatement.get(filter, filter)?.total ?? 0;
-    const notifications = this.pageStatement.all(filter, filter, limit, offset).map((row) => ({
-      id: row.id,
-      deliveryId: row.deliveryId,
-      channel: row.channel,
-      status: row.status,
-      attempts: row.attempts,
-      createdAt: fromDbTime(row.createdAt),
-      sentAt: row.sentAt === null ? null : fromDbTime(row.sentAt),
-      lastError: row.lastError,
-      eventCount: row.eventCount,
-      events: JSON.parse(row.preview) as NotificationEvent[],
-    }));
-    return { total, notifications };
+  ): Promise<{ total: number; notifications: NotificationView[] }> {
+    return settled(() => {
+      const filter = status ?? null;
+      const total = this.countStatement.get(filter, filter)?.total ?? 0;
+      const notifications = this.pageStatement.all(filter, filter, limit, offset).map((row) => ({
+        id: row.id,
+        deliveryId: row.deliveryId,
+        channel: row.channel,
+        status: row.status,
+        attempts: row.attempts,
+        createdAt: fromDbTime(row.createdAt),
+        sentAt: row.sentAt === null ? null : fromDbTime(row.sentAt),
+        lastError: row.lastError,
+        eventCount: row.eventCount,
+        events: JSON.parse(row.preview) as NotificationEvent[],
+      }));
+      return { total, notifications };
+    });
   }
 
-  pruneBatch(before: Date, limit: number): OutboxPruneBatch {
-    return this.pruneTransaction(dbTime(before), limit);
+  pruneBatch(before: Date, limit: number): Promise<OutboxPruneBatch> {
+    return settled(() => this.pruneTransaction(dbTime(before), limit));
   }
 
-  countsByChannelAndStatus(): Array<{ channel: ChannelName; status: NotificationStatus; count: number }> {
-    return this.countsStatement.all();
+  countsByChannelAndStatus(): Promise<
+    Array<{ channel: ChannelName; status: NotificationStatus; count: number }>
+  > {
+    return settled(() => this.countsStatement.all());
   }
 }
 

@@ -4,6 +4,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { deviceStatus } from '../../devices/status.js';
 import { fromDbTime } from '../../time.js';
+import { settled } from './device-store.js';
 import type { DeviceReadouts, DeviceStatusRow, DeviceSummary, TrackedDevice } from '../readouts.js';
 
 interface SummaryRow {
@@ -41,49 +42,57 @@ export class SqliteReadouts implements DeviceReadouts {
     this.oneTracked = db.prepare(`SELECT ${trackedColumns} FROM Devices WHERE devMac = ?`);
   }
 
-  summaries(macs: readonly string[]): Map<string, DeviceSummary> {
-    const summaries = new Map<string, DeviceSummary>();
-    if (macs.length === 0) return summaries;
-    for (const row of this.summaryStmt.all(JSON.stringify(macs))) {
-      summaries.set(row.devMac, {
-        devName: row.devName ?? '',
-        devOwner: row.devOwner ?? '',
-        devType: row.devType ?? '',
-        devVendor: row.devVendor ?? '',
-        devLastIP: row.devLastIP ?? '',
-        devStatus: deviceStatus(row.devPresentLastScan, row.devAlertDown),
-      });
-    }
-    return summaries;
+  summaries(macs: readonly string[]): Promise<Map<string, DeviceSummary>> {
+    return settled(() => {
+      const summaries = new Map<string, DeviceSummary>();
+      if (macs.length === 0) return summaries;
+      for (const row of this.summaryStmt.all(JSON.stringify(macs))) {
+        summaries.set(row.devMac, {
+          devName: row.devName ?? '',
+          devOwner: row.devOwner ?? '',
+          devType: row.devType ?? '',
+          devVendor: row.devVendor ?? '',
+          devLastIP: row.devLastIP ?? '',
+          devStatus: deviceStatus(row.devPresentLastScan, row.devAlertDown),
+        });
+      }
+      return summaries;
+    });
   }
 
-  trackedDevices(): TrackedDevice[] {
-    return this.allTracked.all().map(tracked);
+  trackedDevices(): Promise<TrackedDevice[]> {
+    return settled(() => {
+      return this.allTracked.all().map(tracked);
+    });
   }
 
-  trackedDevice(mac: string): TrackedDevice | undefined {
-    const row = this.oneTracked.get(mac);
-    return row === undefined ? undefined : tracked(row);
+  trackedDevice(mac: string): Promise<TrackedDevice | undefined> {
+    return settled(() => {
+      const row = this.oneTracked.get(mac);
+      return row === undefined ? undefined : tracked(row);
+    });
   }
 
-  statusRows(maxLabelChars: number): DeviceStatusRow[] {
-    let statement = this.statusStmts.get(maxLabelChars);
-    if (statement === undefined) {
-      // Text read one character past the label bound (the caller marks the cut), not the whole 16 KB.
-      const cut = (column: string): string => `substr(${column}, 1, ${maxLabelChars + 1}) AS ${column}`;
-      statement = this.db.prepare<[], DeviceStatusRow>(`
-        SELECT ${cut('devName')}, devMac, ${cut('devLastIP')}, ${cut('devVendor')}, devFirstConnection,
-          devLastConnection, ${cut('devType')},
-          CASE
-            WHEN devIsNew IS 1 THEN 'New'
-            WHEN devPresentLastScan IS 1 THEN 'Online'
-            WHEN devAlertDown IS 1 THEN 'Down'
-            WHEN devIsArchived IS 1 THEN 'Archived'
-            ELSE 'Offline'
-          END AS status
-        FROM Devices ORDER BY devMac`);
-      this.statusStmts.set(maxLabelChars, statement);
-    }
-    return statement.all();
+  statusRows(maxLabelChars: number): Promise<DeviceStatusRow[]> {
+    return settled(() => {
+      let statement = this.statusStmts.get(maxLabelChars);
+      if (statement === undefined) {
+        // Text read one character past the label bound (the caller marks the cut), not the whole 16 KB.
+        const cut = (column: string): string => `substr(${column}, 1, ${maxLabelChars + 1}) AS ${column}`;
+        statement = this.db.prepare<[], DeviceStatusRow>(`
+          SELECT ${cut('devName')}, devMac, ${cut('devLastIP')}, ${cut('devVendor')}, devFirstConnection,
+            devLastConnection, ${cut('devType')},
+            CASE
+              WHEN devIsNew IS 1 THEN 'New'
+              WHEN devPresentLastScan IS 1 THEN 'Online'
+              WHEN devAlertDown IS 1 THEN 'Down'
+              WHEN devIsArchived IS 1 THEN 'Archived'
+              ELSE 'Offline'
+            END AS status
+          FROM Devices ORDER BY devMac`);
+        this.statusStmts.set(maxLabelChars, statement);
+      }
+      return statement.all();
+    });
   }
 }

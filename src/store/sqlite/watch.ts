@@ -9,7 +9,19 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { dbTime, fromDbTime } from '../../time.js';
-import type { MemoryKind, OpenPort, PortDiff, StoredPort, WatchStore } from '../watch.js';
+import type { PlannedEvent } from '../../devices/presence.js';
+import type {
+  MemoryKind,
+  OpenPort,
+  PortDiff,
+  PortEvents,
+  PortScan,
+  StoredPort,
+  WatchStore,
+} from '../watch.js';
+import { applyCycle, settled } from './device-store.js';
+import type { SqliteDevices } from './devices.js';
+import type { SqliteOutboxStore } from './outbox.js';
 
 /** The statements the device store runs when a device is deleted. */
 export const watchSql = {
@@ -48,9 +60,16 @@ export class SqliteWatchStore implements WatchStore {
   private readonly existsStmt: Statement<[string], number>;
   private readonly atStmt: Statement<[string, string], string>;
   private readonly watched: Statement<[], { mac: string; ip: string }>;
-  private readonly db: Database;
 
-  constructor(db: Database) {
+  /**
+   * @param core whose group commit the watch's writes share, and whose cycle writes its events
+   * @param outbox where the events' notifications are written
+   */
+  constructor(
+    db: Database,
+    private readonly core: SqliteDevices,
+    private readonly outbox?: Pick<SqliteOutboxStore, 'writeRequested'>,
+  ) {
     this.memoryAll = db.prepare('SELECT wat_Key, wat_Value FROM WatchMemory WHERE wat_Kind = ?');
     this.memoryGet = db.prepare('SELECT wat_Value FROM WatchMemory WHERE wat_Kind = ? AND wat_Key = ?');
     this.memorySet = db.prepare(`
@@ -82,37 +101,29 @@ export class SqliteWatchStore implements WatchStore {
     this.watched = db.prepare(`
       SELECT devMac AS mac, devLastIP AS ip FROM Devices
       WHERE devWatchPorts = 1 AND devPresentLastScan = 1 ORDER BY devMac`);
-    this.db = db;
   }
 
-  deviceExists(mac: string): boolean {
+  private exists(mac: string): boolean {
     return this.existsStmt.get(mac) !== undefined;
   }
 
-  /**
-   * The MAC of the device at `ip` (its devLastIP, or its devPrimaryIPv6 in RFC 5952 text): the one
-   * present in the last scan, else the one connected last, when an old device kept the address.
-   */
-  deviceAt(ip: string): string | undefined {
-    return this.atStmt.get(ip, ip);
+  deviceExists(mac: string): Promise<boolean> {
+    return settled(() => this.exists(mac));
   }
 
-  /** Present devices with devWatchPorts set, with their last IP (the port watch's targets). */
-  watchedDevices(): { mac: string; ip: string }[] {
-    return this.watched.all();
+  deviceAt(ip: string): Promise<string | undefined> {
+    return settled(() => this.atStmt.get(ip, ip));
   }
 
-  /** Runs `fn` in one IMMEDIATE transaction (the device store's writes inside it join it). */
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+  watchedDevices(): Promise<{ mac: string; ip: string }[]> {
+    return settled(() => this.watched.all());
   }
 
-  /** Every remembered key of a kind, with its value. */
-  memory(kind: MemoryKind): Map<string, string> {
-    return new Map(this.memoryAll.all(kind).map((row) => [row.wat_Key, row.wat_Value]));
+  memory(kind: MemoryKind): Promise<Map<string, string>> {
+    return settled(() => new Map(this.memoryAll.all(kind).map((row) => [row.wat_Key, row.wat_Value])));
   }
 
-  remembered(kind: MemoryKind, key: string): string | undefined {
+  private remembered(kind: MemoryKind, key: string): string | undefined {
     return this.memoryGet.get(kind, key)?.wat_Value;
   }
 
@@ -122,26 +133,51 @@ export class SqliteWatchStore implements WatchStore {
     else this.memorySet.run(kind, key, value);
   }
 
-  /** The device's stored open ports and when they were scanned (null: never). */
-  ports(mac: string): { scannedAt: string | null; ports: StoredPort[] } {
-    const scanned = this.remembered('ports-scanned', mac);
-    return {
-      scannedAt: scanned === undefined ? null : fromDbTime(scanned),
-      ports: this.portsOf.all(mac).map((row) => ({
-        ...openPort(row),
-        firstSeen: fromDbTime(row.dpo_FirstSeen),
-        lastSeen: fromDbTime(row.dpo_LastSeen),
-      })),
-    };
+  ports(mac: string): Promise<{ scannedAt: string | null; ports: StoredPort[] }> {
+    return settled(() => {
+      const scanned = this.remembered('ports-scanned', mac);
+      return {
+        scannedAt: scanned === undefined ? null : fromDbTime(scanned),
+        ports: this.portsOf.all(mac).map((row) => ({
+          ...openPort(row),
+          firstSeen: fromDbTime(row.dpo_FirstSeen),
+          lastSeen: fromDbTime(row.dpo_LastSeen),
+        })),
+      };
+    });
+  }
+
+  recordPortScans(
+    scans: readonly PortScan[],
+    now: Date,
+    plan: (diffs: ReadonlyMap<string, PortDiff>) => PortEvents,
+  ): Promise<readonly PlannedEvent[]> {
+    // Through the group commit: the flush to disk runs in the thread pool, so the watch's commits
+    // never hold the event loop (synchronous commits here cost GETs 50-130 ms p99).
+    return this.core.write(() => {
+      const diffs = new Map<string, PortDiff>();
+      for (const { mac, ports } of scans) {
+        const diff = this.writePorts(mac, ports, now);
+        if (diff !== undefined) diffs.set(mac, diff);
+      }
+      const { events, notify } = plan(diffs);
+      if (events.length > 0)
+        applyCycle(
+          this.core,
+          { outbox: this.outbox },
+          { newDevices: [], updates: [], events, openSessions: [], closeSessions: [], scanState: [] },
+          { notify },
+        );
+      return events;
+    });
   }
 
   /**
    * Replaces the device's open ports with a scan's and says what changed; undefined when the
-   * device no longer exists (deleted while it was scanned): nothing is written. Runs inside the
-   * caller's transaction (the port watch writes its event in the same one).
+   * device no longer exists (deleted while it was scanned): nothing is written.
    */
-  writePorts(mac: string, ports: readonly OpenPort[], now: Date): PortDiff | undefined {
-    if (!this.deviceExists(mac)) return undefined;
+  private writePorts(mac: string, ports: readonly OpenPort[], now: Date): PortDiff | undefined {
+    if (!this.exists(mac)) return undefined;
     const time = dbTime(now);
     const hadPreviousScan = this.remembered('ports-scanned', mac) !== undefined;
     const key = (p: { port: number; protocol: string }): string => `${p.port}/${p.protocol}`;
