@@ -2,7 +2,8 @@
  * The presence contract, run against both stores: the same scan cycles (planned by the real state
  * machine from what each store loads: new devices, absences with their grace, Device Down, IP
  * changes, returns, a name found) applied to SQLite and to PostgreSQL; after every cycle the
- * loaded presence, every row the scanner writes and the history counts are the same. Then history
+ * loaded presence, every row the scanner writes (and what commits with a cycle: watch memory,
+ * notifications) and the history counts are the same. Then history
  * retention and the scanner's memory clean-up, compared the same way.
  */
 import assert from 'node:assert/strict';
@@ -20,6 +21,11 @@ import { openPostgres } from '../../src/store/postgres/pool.js';
 import { PostgresPresenceStore } from '../../src/store/postgres/presence.js';
 import { SqliteDeviceStore } from '../../src/store/sqlite/device-store.js';
 import { SqliteDevices } from '../../src/store/sqlite/devices.js';
+import { SqliteOutboxStore } from '../../src/store/sqlite/outbox.js';
+import { SqliteWatchStore } from '../../src/store/sqlite/watch.js';
+import { PostgresOutboxStore } from '../../src/store/postgres/outbox.js';
+import type { PresenceExtras } from '../../src/store/presence.js';
+import type { NotificationEvent } from '../../src/alerts/model.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../helpers/requirements.js';
 
@@ -55,6 +61,8 @@ const cycles: { sightings: Record<string, string>; names?: NameUpdate[]; before?
 type Row = Record<string, unknown>;
 const tables: [string, string][] = [
   ['Devices', '"devMac"'],
+  ['WatchMemory', '"wat_Kind", "wat_Key"'],
+  ['NotificationPayloads', '"id"'],
   ['Events', 'rowid'],
   ['Sessions', 'rowid'],
   ['ScanState', '"mac"'],
@@ -85,6 +93,35 @@ async function postgresDump(pool: PostgresPool): Promise<Row> {
   return dump;
 }
 
+/**
+ * What commits with cycle `i`: the watch remembers (then forgets) a gateway, and the cycle's
+ * devices are notified (the plan sees them as the cycle left them).
+ */
+function extras(i: number, now: Date, seenCount: number): PresenceExtras {
+  return {
+    memory: [{ kind: 'gateway', key: '192.168.1.1', value: i % 3 === 2 ? undefined : `cycle ${i}` }],
+    notify: {
+      macs: [A, B, C],
+      createdAt: now,
+      plan: (devices) =>
+        [...devices.values()].some((d) => d.devStatus !== 'On-line')
+          ? [
+              {
+                status: 'pending',
+                reason: null,
+                events: [...devices].map(
+                  ([mac, d]) => ({ mac, status: d.devStatus }) as unknown as NotificationEvent,
+                ),
+                preview: [],
+                channels: ['webhook'],
+                dueMs: now.getTime() + seenCount,
+              },
+            ]
+          : [],
+    },
+  };
+}
+
 const sortedPresence = (known: Map<string, KnownDevice>): KnownDevice[] =>
   [...known.values()].sort((x, y) => x.mac.localeCompare(y.mac));
 
@@ -109,8 +146,13 @@ describe('the presence contract on SQLite and PostgreSQL', { skip }, () => {
   });
 
   test('the same cycles leave the same presence, rows and counts', async () => {
-    const lite = new SqliteDeviceStore(new SqliteDevices(db));
-    const pg = new PostgresPresenceStore(pool);
+    const core = new SqliteDevices(db);
+    const liteOutbox = new SqliteOutboxStore(db, core);
+    const lite = new SqliteDeviceStore(core, {
+      watch: new SqliteWatchStore(db, core, liteOutbox),
+      outbox: liteOutbox,
+    });
+    const pg = new PostgresPresenceStore(pool, new PostgresOutboxStore(pool));
     const start = Date.UTC(2026, 4, 1, 9);
     for (const [i, cycle] of cycles.entries()) {
       const now = new Date(start + i * 300_000);
@@ -127,15 +169,19 @@ describe('the presence contract on SQLite and PostgreSQL', { skip }, () => {
         ...planCycle({ known, observations, missesBeforeAbsent: 2, now }),
         names: cycle.names ?? [],
       });
-      await lite.applyPresence(plan(knownLite));
-      await pg.applyPresence(plan(knownPg));
+      await lite.applyPresence(plan(knownLite), extras(i, now, observations.size));
+      await pg.applyPresence(plan(knownPg), extras(i, now, observations.size));
       assert.deepEqual(await postgresDump(pool), sqliteDump(db), `rows after cycle ${i + 1}`);
     }
     const {
       Devices: devices = [],
       Events: events = [],
       Sessions: sessions = [],
+      WatchMemory: memory = [],
+      NotificationPayloads: payloads = [],
     } = sqliteDump(db) as Partial<Record<string, Row[]>>;
+    assert.deepEqual(memory, [{ wat_Kind: 'gateway', wat_Key: '192.168.1.1', wat_Value: 'cycle 7' }]);
+    assert.ok(payloads.length >= 3, 'notifications were written with the cycles');
     // The cycles did what they were meant to: every kind of row was written.
     assert.equal(devices.length, 3);
     assert.ok(events.some((e) => e.eve_EventType === 'Device Down'));

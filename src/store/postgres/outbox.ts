@@ -65,8 +65,9 @@ export class PostgresOutboxStore implements AlertOutboxStore {
   }
 
   /**
-   * The alert fields of these devices (those that exist), in one read: on `client`, inside a scan
-   * cycle's transaction, as the cycle leaves them (what its notifications are planned from).
+   * The alert fields of these devices (those that exist, in the order given), in one read: on
+   * `client`, inside a scan cycle's transaction, as the cycle leaves them (what its notifications
+   * are planned from).
    */
   async alertDevices(macs: readonly string[], client?: Queryable): Promise<Map<string, AlertDevice>> {
     const sql = `SELECT "devMac", "devName", "devOwner", "devType", "devVendor", "devLastIP", "devPresentLastScan",
@@ -78,7 +79,14 @@ export class PostgresOutboxStore implements AlertOutboxStore {
       client === undefined
         ? await this.store.query<Row>(sql, [[...macs]])
         : (await client.query<Row>(sql, [[...macs]])).rows;
-    return new Map(rows.map((row) => [row.devMac, alertDeviceOf(row)]));
+    // In the order asked for, as the SQLite outbox gives them (a plan may iterate the map).
+    const found = new Map(rows.map((row) => [row.devMac, alertDeviceOf(row)]));
+    const devices = new Map<string, AlertDevice>();
+    for (const mac of macs) {
+      const device = found.get(mac);
+      if (device !== undefined) devices.set(mac, device);
+    }
+    return devices;
   }
 
   /**
