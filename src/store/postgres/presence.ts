@@ -12,11 +12,28 @@ import { toggleEventTypes, type KnownDevice, type PresenceChanges } from '../../
 import { dbTime } from '../../time.js';
 import type { PruneResult } from '../devices.js';
 import type { PresenceExtras, PresenceStore } from '../presence.js';
+import type { MemoryKind } from '../watch.js';
 import { knownDeviceOf, newDeviceRow, type StateRow } from '../sqlite/devices.js';
 import type { PostgresOutboxStore } from './outbox.js';
 import type { PostgresPool } from './pool.js';
 
 const time = (date: Date | null): string | null => (date === null ? null : dbTime(date));
+
+/** Sets (value given) or forgets (undefined) one key of the watch's memory, on `client`. */
+export async function remember(
+  client: Pick<PoolClient, 'query'>,
+  kind: MemoryKind,
+  key: string,
+  value: string | undefined,
+): Promise<void> {
+  await client.query(
+    value === undefined
+      ? 'DELETE FROM "WatchMemory" WHERE "wat_Kind" = $1 AND "wat_Key" = $2'
+      : `INSERT INTO "WatchMemory" ("wat_Kind", "wat_Key", "wat_Value") VALUES ($1, $2, $3)
+         ON CONFLICT ("wat_Kind", "wat_Key") DO UPDATE SET "wat_Value" = excluded."wat_Value"`,
+    value === undefined ? [kind, key] : [kind, key, value],
+  );
+}
 
 export class PostgresPresenceStore implements PresenceStore {
   /** @param outbox where a cycle's notifications (extras.notify) are written, in its transaction */
@@ -57,22 +74,19 @@ export class PostgresPresenceStore implements PresenceStore {
    */
   async applyPresence(changes: PresenceChanges, extras: PresenceExtras = {}): Promise<void> {
     await this.store.transaction(async (client) => {
-      await this.writePresence(client, changes);
-      for (const { kind, key, value } of extras.memory ?? []) {
-        await client.query(
-          value === undefined
-            ? 'DELETE FROM "WatchMemory" WHERE "wat_Kind" = $1 AND "wat_Key" = $2'
-            : `INSERT INTO "WatchMemory" ("wat_Kind", "wat_Key", "wat_Value") VALUES ($1, $2, $3)
-               ON CONFLICT ("wat_Kind", "wat_Key") DO UPDATE SET "wat_Value" = excluded."wat_Value"`,
-          value === undefined ? [kind, key] : [kind, key, value],
-        );
-      }
-      if (extras.notify !== undefined) {
-        if (this.outbox === undefined) throw new Error('a cycle with notifications needs the outbox');
-        await this.outbox.writeRequested(extras.notify, client);
-      }
-      extras.testOnlyBeforeCommit?.();
+      await this.applyOn(client, changes, extras);
     });
+  }
+
+  /** applyPresence's writes on `client`, inside the caller's transaction (the port watch's too). */
+  async applyOn(client: PoolClient, changes: PresenceChanges, extras: PresenceExtras = {}): Promise<void> {
+    await this.writePresence(client, changes);
+    for (const { kind, key, value } of extras.memory ?? []) await remember(client, kind, key, value);
+    if (extras.notify !== undefined) {
+      if (this.outbox === undefined) throw new Error('a cycle with notifications needs the outbox');
+      await this.outbox.writeRequested(extras.notify, client);
+    }
+    extras.testOnlyBeforeCommit?.();
   }
 
   private async writePresence(client: PoolClient, changes: PresenceChanges): Promise<void> {
