@@ -8,7 +8,12 @@
  */
 import type { PoolClient } from 'pg';
 import { jsonToColumns } from '../../devices/catalogue.js';
-import { toggleEventTypes, type KnownDevice, type PresenceChanges } from '../../devices/presence.js';
+import {
+  toggleEventTypes,
+  type KnownDevice,
+  type NameUpdate,
+  type PresenceChanges,
+} from '../../devices/presence.js';
 import { dbTime } from '../../time.js';
 import type { PruneResult } from '../devices.js';
 import type { PresenceExtras, PresenceStore } from '../presence.js';
@@ -18,6 +23,26 @@ import type { PostgresOutboxStore } from './outbox.js';
 import type { PostgresPool } from './pool.js';
 
 const time = (date: Date | null): string | null => (date === null ? null : dbTime(date));
+
+/**
+ * Stores automatic names on `client`: never over a user or import name (checked in the statement
+ * itself, so a name written a moment ago by a person wins).
+ */
+export async function writeNames(
+  client: Pick<PoolClient, 'query'>,
+  names: readonly NameUpdate[],
+): Promise<void> {
+  if (names.length === 0) return;
+  await client.query(
+    `UPDATE "Devices" AS d SET
+       "devName" = coalesce(n.name, d."devName"),
+       "devNameSource" = CASE WHEN n.name IS NULL THEN d."devNameSource" ELSE n.source END,
+       "devFQDN" = coalesce(n.fqdn, d."devFQDN")
+     FROM json_to_recordset($1::json) AS n (mac text, name text, source text, fqdn text)
+     WHERE d."devMac" = n.mac AND (n.name IS NULL OR d."devNameSource" NOT IN ('user', 'import'))`,
+    [JSON.stringify(names)],
+  );
+}
 
 /** Sets (value given) or forgets (undefined) one key of the watch's memory, on `client`. */
 export async function remember(
@@ -170,16 +195,7 @@ export class PostgresPresenceStore implements PresenceStore {
          "flapping" = excluded."flapping"`,
       changes.scanState,
     );
-    // An automatic name: never over a user or import name (checked in the statement itself).
-    await run(
-      `UPDATE "Devices" AS d SET
-         "devName" = coalesce(n.name, d."devName"),
-         "devNameSource" = CASE WHEN n.name IS NULL THEN d."devNameSource" ELSE n.source END,
-         "devFQDN" = coalesce(n.fqdn, d."devFQDN")
-       FROM json_to_recordset($1::json) AS n (mac text, name text, source text, fqdn text)
-       WHERE d."devMac" = n.mac AND (n.name IS NULL OR d."devNameSource" NOT IN ('user', 'import'))`,
-      changes.names ?? [],
-    );
+    await writeNames(client, changes.names ?? []);
   }
 
   /**

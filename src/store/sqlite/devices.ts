@@ -91,7 +91,8 @@ interface ReaderState {
  */
 const recountAbove = 256;
 
-interface ChildRow {
+/** A child device's row as both stores read it (deviceSql.children). */
+export interface ChildRow {
   devMac: string;
   devName: string;
   devPresentLastScan: number;
@@ -101,7 +102,8 @@ interface ChildRow {
   devLastIP: string;
 }
 
-interface NameRow {
+/** A device's name fields as both stores read them (nameSql.load; the PostgreSQL store too). */
+export interface NameRow {
   devMac: string;
   devName: string;
   devNameSource: string;
@@ -109,7 +111,7 @@ interface NameRow {
   devLastIP: string;
 }
 
-const nameOf = (row: NameRow): StoredDeviceName => ({
+export const nameOf = (row: NameRow): StoredDeviceName => ({
   name: row.devName,
   source: row.devNameSource,
   fqdn: row.devFQDN,
@@ -695,14 +697,7 @@ export class SqliteDevices {
   }
 
   listChildren(mac: string): DeviceChild[] {
-    return this.childrenStmt.all(mac).map((c) => ({
-      devMac: c.devMac,
-      devName: c.devName,
-      devStatus: deviceStatus(c.devPresentLastScan, c.devAlertDown),
-      devParentRelType: c.devParentRelType,
-      devParentPort: c.devParentPort,
-      devLastIP: c.devLastIP,
-    }));
+    return this.childrenStmt.all(mac).map(childOf);
   }
 
   listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem> {
@@ -1024,6 +1019,18 @@ export function knownDeviceOf(row: StateRow, recentToggles: number): KnownDevice
     missesBeforeAbsent: row.devMissesBeforeAbsent,
     flapping: row.flapping === 1,
     recentToggles,
+  };
+}
+
+/** A child device as devChildrenDynamic lists it. */
+export function childOf(c: ChildRow): DeviceChild {
+  return {
+    devMac: c.devMac,
+    devName: c.devName,
+    devStatus: deviceStatus(c.devPresentLastScan, c.devAlertDown),
+    devParentRelType: c.devParentRelType,
+    devParentPort: c.devParentPort,
+    devLastIP: c.devLastIP,
   };
 }
 

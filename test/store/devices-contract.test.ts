@@ -1,5 +1,6 @@
 /**
- * The device store's API writes, run against both stores: one sequence of creates, updates,
+ * The device store (as far as it is built on PostgreSQL), run against both stores: one sequence of
+ * creates, updates, MAC and name reads, names found automatically,
  * refusals (a MAC already there or an alias, a parent loop, a field outside the
  * catalogue), deletes and resets applied to SQLite and to PostgreSQL; every answer (or error) and
  * every row of the tables they touch compared (devGUID aside: it is random).
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import { PostgresDeviceWrites } from '../../src/store/postgres/device-writes.js';
+import { PostgresDeviceStore } from '../../src/store/postgres/devices.js';
 import { openPostgres, type PostgresPool } from '../../src/store/postgres/pool.js';
 import { SqliteDeviceStore } from '../../src/store/sqlite/device-store.js';
 import { SqliteDevices } from '../../src/store/sqlite/devices.js';
@@ -21,9 +22,20 @@ import { requireAll, skipUnlessCi } from '../helpers/requirements.js';
 
 const skip = skipUnlessCi(postgresMissing(), 'device writes contract on PostgreSQL');
 
-type Writes = {
-  [K in 'create' | 'update' | 'delete' | 'deleteEvents' | 'resetProps']: DeviceStore[K];
-};
+type Writes = Pick<
+  DeviceStore,
+  | 'create'
+  | 'update'
+  | 'delete'
+  | 'deleteEvents'
+  | 'resetProps'
+  | 'resolveMac'
+  | 'loadAliases'
+  | 'listChildren'
+  | 'loadNames'
+  | 'getName'
+  | 'resolveName'
+>;
 
 const router = 'aa:00:00:00:00:01';
 const laptop = 'aa:00:00:00:00:02';
@@ -62,6 +74,11 @@ async function play(writes: Writes, exec: (sql: string) => Promise<void>): Promi
   await step(() => writes.create(router, {}, now));
   await exec(history);
   await step(() => writes.create(alias, {}, now));
+  await step(() => writes.resolveMac(alias));
+  await step(() => writes.resolveMac(router));
+  await step(() => writes.loadAliases());
+  await step(() => writes.listChildren(router));
+  await step(() => writes.listChildren(phone));
   await step(() => writes.update(laptop, { devName: 'Laptop', devOwner: 'Ann', devSkipRepeated: 12 }));
   await step(() => writes.update(router, { devName: '(unknown)' }));
   await step(() => writes.update(router, { devParentMAC: phone }));
@@ -71,6 +88,20 @@ async function play(writes: Writes, exec: (sql: string) => Promise<void>): Promi
   await step(() => writes.update(phone, { devComments: 'in the hall' }));
   await step(() => writes.update(phone, { devStatus: 'On-line' }));
   await step(() => writes.update(phone, { devMac: 'aa:00:00:00:00:77' }));
+  await step(() => writes.loadNames());
+  await step(() => writes.getName(phone));
+  // A name found automatically: never over the user's (only the FQDN changes), taken when there is none.
+  const found = (mac: string) => (stored: { source: string }) =>
+    ({
+      mac,
+      name: stored.source === 'user' ? 'dhcp-name' : 'gateway',
+      source: 'dhcp',
+      fqdn: `${mac}.lan`,
+    }) as const;
+  await step(() => writes.resolveName(phone, found(phone)));
+  await step(() => writes.resolveName(router, found(router)));
+  await step(() => writes.resolveName(router, () => undefined));
+  await step(() => writes.resolveName('aa:00:00:00:00:99', found('aa:00:00:00:00:99')));
   await step(() => writes.resetProps(laptop));
   await step(() => writes.resetProps('aa:00:00:00:00:99'));
   await step(() => writes.deleteEvents(phone));
@@ -94,7 +125,7 @@ const columnsOf = (table: string): string =>
 const noGuid = (rows: Record<string, unknown>[]): Record<string, unknown>[] =>
   rows.map(({ devGUID: _guid, ...rest }) => ({ ...rest }));
 
-describe('the device writes on SQLite and PostgreSQL', { skip }, () => {
+describe('the device store on SQLite and PostgreSQL', { skip }, () => {
   let server: PostgresServer;
   let pool: PostgresPool;
   let dir: string;
@@ -114,12 +145,12 @@ describe('the device writes on SQLite and PostgreSQL', { skip }, () => {
     await server.stop();
   });
 
-  test('the same writes give the same answers and rows', async () => {
+  test('the same calls give the same answers, errors and rows', async () => {
     const lite = await play(new SqliteDeviceStore(new SqliteDevices(db)), (sql) => {
       db.exec(sql);
       return Promise.resolve();
     });
-    const pg = await play(new PostgresDeviceWrites(pool), async (sql) => {
+    const pg = await play(new PostgresDeviceStore(pool), async (sql) => {
       await pool.query(sql);
     });
     assert.deepEqual(pg, lite);
@@ -133,7 +164,16 @@ describe('the device writes on SQLite and PostgreSQL', { skip }, () => {
     }
     // The sequence met every outcome it was written for.
     const text = JSON.stringify(lite);
-    for (const expected of ['created', 'exists', 'PARENT_CYCLE', 'RangeError', 'true', 'false'])
+    for (const expected of [
+      'created',
+      'exists',
+      'PARENT_CYCLE',
+      'RangeError',
+      'true',
+      'false',
+      '"gateway"',
+      '.lan',
+    ])
       assert.ok(text.includes(expected), expected);
   });
 });

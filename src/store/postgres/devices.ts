@@ -1,7 +1,9 @@
 /**
- * The device store's writes through the API on PostgreSQL (`DeviceStore.create`, `update`,
- * `delete`, `deleteEvents`, `resetProps`, ../devices.ts), each in one
- * transaction, with the SQLite store's rules: catalogue defaults and a fresh devGUID for a new
+ * The device store on PostgreSQL, as far as it is built (`DeviceStore`, ../devices.ts; it
+ * implements that interface once every method is here): the MAC and name reads, a device's
+ * children and history lists, the names found automatically, and the API's writes (create,
+ * update, delete, deleteEvents, resetProps), each in one transaction, with the SQLite store's
+ * rules: catalogue defaults and a fresh devGUID for a new
  * device, a MAC that is a device or an alias is not created again, devParentMAC may not close a
  * loop, a devName written here is the user's, a delete takes the device's aliases, history, ports
  * and scanner memory with it and frees its children. Column names come only from the catalogue
@@ -10,12 +12,108 @@
 import type { PoolClient } from 'pg';
 import { withNameSource } from '../../devices/catalogue.js';
 import { dbTime } from '../../time.js';
-import type { CreateResult, DeviceChanges, DeviceValue } from '../devices.js';
-import { defaultCustomProps, newDeviceRow, parentCycleError, toColumns } from '../sqlite/devices.js';
+import type { EventJson, SessionJson } from '../../devices/history.js';
+import type { NameUpdate, StoredDeviceName } from '../../devices/presence.js';
+import type { Period } from '../../time.js';
+import type { CreateResult, DeviceChanges, DeviceChild, DeviceValue, Page, PageResult } from '../devices.js';
+import {
+  childOf,
+  defaultCustomProps,
+  nameOf,
+  newDeviceRow,
+  parentCycleError,
+  toColumns,
+  type ChildRow,
+  type NameRow,
+} from '../sqlite/devices.js';
+import { PostgresHistoryStore } from './history.js';
 import type { PostgresPool } from './pool.js';
+import { writeNames } from './presence.js';
 
-export class PostgresDeviceWrites {
-  constructor(private readonly store: PostgresPool) {}
+const nameColumns = 'SELECT "devMac", "devName", "devNameSource", "devFQDN", "devLastIP" FROM "Devices"';
+
+export class PostgresDeviceStore {
+  private readonly history: PostgresHistoryStore;
+
+  constructor(private readonly store: PostgresPool) {
+    this.history = new PostgresHistoryStore(store);
+  }
+
+  /** The devMac of the device that has `mac` (own MAC or alias); `mac` itself when none has it. */
+  async resolveMac(mac: string): Promise<string> {
+    const rows = await this.store.query<{ dma_DevMac: string }>(
+      'SELECT "dma_DevMac" FROM "DeviceMacs" WHERE "dma_MAC" = $1',
+      [mac],
+    );
+    return rows[0]?.dma_DevMac ?? mac;
+  }
+
+  /** Every alias and the devMac it belongs to. */
+  async loadAliases(): Promise<Map<string, string>> {
+    const rows = await this.store.query<{ alias: string; devMac: string }>(
+      'SELECT "dma_MAC" AS alias, "dma_DevMac" AS "devMac" FROM "DeviceMacs"',
+    );
+    return new Map(rows.map((row) => [row.alias, row.devMac]));
+  }
+
+  async listChildren(mac: string): Promise<DeviceChild[]> {
+    const rows = await this.store.query<ChildRow & Record<string, unknown>>(
+      `SELECT "devMac", "devName", "devPresentLastScan", "devAlertDown", "devParentRelType", "devParentPort", "devLastIP"
+       FROM "Devices" WHERE "devParentMAC" = $1 ORDER BY "devMac"`,
+      [mac],
+    );
+    return rows.map(childOf);
+  }
+
+  listEvents(mac: string, period: Period, now: Date, page: Page): Promise<PageResult<EventJson> | undefined> {
+    return this.history.listEvents(mac, period, now, page);
+  }
+
+  listSessions(
+    mac: string,
+    period: Period,
+    now: Date,
+    page: Page,
+  ): Promise<PageResult<SessionJson> | undefined> {
+    return this.history.listSessions(mac, period, now, page);
+  }
+
+  async loadNames(): Promise<Map<string, StoredDeviceName>> {
+    const rows = await this.store.query<NameRow & Record<string, unknown>>(nameColumns);
+    return new Map(rows.map((row) => [row.devMac, nameOf(row)]));
+  }
+
+  async getName(mac: string): Promise<StoredDeviceName | undefined> {
+    const rows = await this.store.query<NameRow & Record<string, unknown>>(
+      `${nameColumns} WHERE "devMac" = $1`,
+      [mac],
+    );
+    return rows[0] === undefined ? undefined : nameOf(rows[0]);
+  }
+
+  /**
+   * Stores an automatic name decided by `decide` from the stored one, read and written in one
+   * transaction with the row locked; the stored name afterwards (undefined: no such device).
+   */
+  async resolveName(
+    mac: string,
+    decide: (stored: StoredDeviceName) => NameUpdate | undefined,
+  ): Promise<StoredDeviceName | undefined> {
+    return this.store.transaction(async (client) => {
+      const read = async (): Promise<StoredDeviceName | undefined> => {
+        const rows = await client.query<NameRow & Record<string, unknown>>(
+          `${nameColumns} WHERE "devMac" = $1 FOR UPDATE`,
+          [mac],
+        );
+        return rows.rows[0] === undefined ? undefined : nameOf(rows.rows[0]);
+      };
+      const stored = await read();
+      if (stored === undefined) return undefined;
+      const update = decide(stored);
+      if (update !== undefined) await writeNames(client, [update]);
+      return read();
+    });
+  }
 
   /** Creates a device ('exists' when the MAC is a device or an alias already). */
   async create(mac: string, changes: DeviceChanges, now: Date): Promise<CreateResult> {
