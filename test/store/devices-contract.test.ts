@@ -29,6 +29,7 @@ type Writes = Pick<
   | 'delete'
   | 'deleteEvents'
   | 'resetProps'
+  | 'copy'
   | 'resolveMac'
   | 'loadAliases'
   | 'listChildren'
@@ -102,6 +103,10 @@ async function play(writes: Writes, exec: (sql: string) => Promise<void>): Promi
   await step(() => writes.resolveName(router, found(router)));
   await step(() => writes.resolveName(router, () => undefined));
   await step(() => writes.resolveName('aa:00:00:00:00:99', found('aa:00:00:00:00:99')));
+  await step(() => writes.copy(laptop, 'aa:00:00:00:00:04'));
+  await step(() => writes.copy(router, phone));
+  await step(() => writes.copy(alias, laptop));
+  await step(() => writes.copy('aa:00:00:00:00:99', 'aa:00:00:00:00:05'));
   await step(() => writes.resetProps(laptop));
   await step(() => writes.resetProps('aa:00:00:00:00:99'));
   await step(() => writes.deleteEvents(phone));

@@ -2,7 +2,7 @@
  * The device store on PostgreSQL, as far as it is built (`DeviceStore`, ../devices.ts; it
  * implements that interface once every method is here): the MAC and name reads, a device's
  * children and history lists, the names found automatically, and the API's writes (create,
- * update, delete, deleteEvents, resetProps), each in one transaction, with the SQLite store's
+ * update, copy, delete, deleteEvents, resetProps), each in one transaction, with the SQLite store's
  * rules: catalogue defaults and a fresh devGUID for a new
  * device, a MAC that is a device or an alias is not created again, devParentMAC may not close a
  * loop, a devName written here is the user's, a delete takes the device's aliases, history, ports
@@ -26,9 +26,19 @@ import {
   type ChildRow,
   type NameRow,
 } from '../sqlite/devices.js';
+import { copiedColumns } from '../sqlite/device-sql.js';
 import { PostgresHistoryStore } from './history.js';
 import type { PostgresPool } from './pool.js';
 import { writeNames } from './presence.js';
+
+/** A devName written through the API is the user's (or, when it is no name, none at all). */
+async function markNameWritten(client: PoolClient, mac: string): Promise<void> {
+  await client.query(
+    `UPDATE "Devices" SET "devNameSource" = CASE WHEN "devName" IN ('', '(unknown)') THEN '' ELSE 'user' END
+     WHERE "devMac" = $1`,
+    [mac],
+  );
+}
 
 const nameColumns = 'SELECT "devMac", "devName", "devNameSource", "devFQDN", "devLastIP" FROM "Devices"';
 
@@ -154,11 +164,7 @@ export class PostgresDeviceStore {
       const found = (updated.rowCount ?? 0) > 0;
       // Any devName written through the API is the user's (or, when it is no name, none at all).
       if (found && Object.hasOwn(changes, 'devName')) {
-        await client.query(
-          `UPDATE "Devices" SET "devNameSource" = CASE WHEN "devName" IN ('', '(unknown)') THEN '' ELSE 'user' END
-           WHERE "devMac" = $1`,
-          [mac],
-        );
+        await markNameWritten(client, mac);
       }
       return found;
     });
@@ -205,6 +211,40 @@ export class PostgresDeviceStore {
       [defaultCustomProps, mac],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * Copies every stored field but devMac from `from` to `to` (created or replaced), with a fresh
+   * devGUID; the target's own history stays, its scanner memory goes, its name is the user's. False
+   * (nothing changed) when `from` does not exist. Either MAC may be an alias.
+   */
+  async copy(fromMac: string, toMac: string): Promise<boolean> {
+    const columns = copiedColumns.map((c) => `"${c}"`).join(', ');
+    return this.store.transaction(async (client) => {
+      const resolve = async (mac: string): Promise<string> =>
+        (
+          await client.query<{ m: string }>(
+            'SELECT "dma_DevMac" AS m FROM "DeviceMacs" WHERE "dma_MAC" = $1',
+            [mac],
+          )
+        ).rows[0]?.m ?? mac;
+      const from = await resolve(fromMac);
+      const to = await resolve(toMac);
+      if (from === to) {
+        return (await client.query('SELECT 1 FROM "Devices" WHERE "devMac" = $1', [from])).rows.length > 0;
+      }
+      const copied = await client.query(
+        `INSERT INTO "Devices" ("devMac", ${columns}, "devGUID")
+         SELECT $2, ${columns}, gen_random_uuid()::text FROM "Devices" WHERE "devMac" = $1
+         ON CONFLICT ("devMac") DO UPDATE SET ${[...copiedColumns, 'devGUID'].map((c) => `"${c}" = excluded."${c}"`).join(', ')}`,
+        [from, to],
+      );
+      if (copied.rowCount === 0) return false;
+      await client.query('DELETE FROM "ScanState" WHERE "mac" = $1', [to]);
+      // A copy writes devName through the API: it is the user's name now.
+      await markNameWritten(client, to);
+      return true;
+    });
   }
 
   /** A device may not hang under itself or under one of its own descendants (the tree would loop). */
