@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { openDatabase } from '../src/db/connection.js';
 import { migrations } from '../src/store/sqlite/migrations.js';
 import { storedFields, type DbValue } from '../src/devices/catalogue.js';
-import { newDeviceRow } from '../src/store/sqlite/devices.js';
+import { newDeviceRow } from '../src/store/sqlite/rows.js';
 
 export interface Seeder {
   /**

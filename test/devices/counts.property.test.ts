@@ -173,7 +173,7 @@ function apply(world: World, a: Action, irregularTime: (at: number) => string | 
       repo.deleteEvents(a.mac);
       return;
     case 'prune':
-      repo.pruneHistory(new Date(world.clock - a.days * day), 1_000_000);
+      repo.presence.pruneHistory(new Date(world.clock - a.days * day), 1_000_000);
       return;
     case 'foreignEvent':
       other

@@ -18,7 +18,7 @@ export class ScanStore {
   ) {}
 
   loadState(toggleSince: Date | null = null): Map<string, KnownDevice> {
-    return this.core.loadPresence(toggleSince);
+    return this.core.presence.load(toggleSince);
   }
 
   apply(plan: ScanPlan, extras: PresenceExtras = {}): void {

@@ -95,9 +95,9 @@ describe('Scanner cycles', () => {
           { ips: [`192.168.${50 + (i >> 8)}.${i & 255}`], vendor: '', source: 'arp-scan' as const },
         ]),
       );
-      devices.applyPresence(
+      devices.presence.apply(
         planCycle({
-          known: devices.loadPresence(),
+          known: devices.presence.load(),
           observations: imported,
           missesBeforeAbsent: 1,
           now: new Date('2025-03-01T11:00:00Z'),

@@ -20,13 +20,13 @@ import {
   childOf,
   defaultCustomProps,
   nameOf,
-  newDeviceRow,
   parentCycleError,
   toColumns,
   type ChildRow,
   type NameRow,
 } from '../sqlite/devices.js';
 import { copiedColumns } from '../sqlite/device-sql.js';
+import { newDeviceRow } from '../sqlite/rows.js';
 import { PostgresHistoryStore } from './history.js';
 import type { PostgresPool } from './pool.js';
 import { writeNames } from './presence.js';

@@ -18,7 +18,8 @@ import { dbTime } from '../../time.js';
 import type { PruneResult } from '../devices.js';
 import type { PresenceExtras, PresenceStore } from '../presence.js';
 import type { MemoryKind } from '../watch.js';
-import { knownDeviceOf, newDeviceRow, type StateRow } from '../sqlite/devices.js';
+import { knownDeviceOf, type StateRow } from '../sqlite/presence.js';
+import { newDeviceRow } from '../sqlite/rows.js';
 import type { PostgresOutboxStore } from './outbox.js';
 import type { PostgresPool } from './pool.js';
 

@@ -6,7 +6,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { storedFields, withNameSource, type DbValue, type DeviceRow } from '../../devices/catalogue.js';
 import { eventColumns, eventToJson, type EventRow } from '../../devices/history.js';
 import type { DeviceChanges } from '../devices.js';
-import { newDeviceRow } from './devices.js';
+import { newDeviceRow } from './rows.js';
 import { deviceSql } from './device-sql.js';
 import type {
   ByStatusGroup,

@@ -53,7 +53,7 @@ export function applyCycle(
   changes: PresenceChanges,
   extras: PresenceExtras = {},
 ): void {
-  core.applyPresence(changes, {
+  core.presence.apply(changes, {
     beforeCommit: () => {
       for (const { kind, key, value } of extras.memory ?? []) parts.watch?.remember(kind, key, value);
       if (extras.notify !== undefined) parts.outbox?.writeRequested(extras.notify);
@@ -183,7 +183,7 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
   }
 
   loadPresence(toggleSince: Date | null = null): Promise<Map<string, KnownDevice>> {
-    return settled(() => this.core.loadPresence(toggleSince));
+    return settled(() => this.core.presence.load(toggleSince));
   }
 
   /**
@@ -197,12 +197,12 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
   }
 
   pruneHistory(before: Date, limit: number): Promise<PruneResult> {
-    return settled(() => this.core.pruneHistory(before, limit));
+    return settled(() => this.core.presence.pruneHistory(before, limit));
   }
 
   pruneScanMemory(): Promise<void> {
     return settled(() => {
-      this.core.pruneScanMemory();
+      this.core.presence.pruneScanMemory();
     });
   }
 }

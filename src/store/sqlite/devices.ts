@@ -1,27 +1,26 @@
 /**
- * The SQLite device store (the interface is repository.ts, the SQL text sqlite-sql.ts). Statements
- * are prepared once, in the constructor; every change that touches more than one statement runs in
- * one transaction. Values cross the interface in storage-neutral form and are turned into column
- * values (times as `YYYY-MM-DD HH:MM:SS` text) here.
- *
- * Per-device counts are read from the rows the triggers of the migrations keep (see `countSql`),
- * not recounted; a device with irregular history rows (times that are not canonical storage text)
- * is recounted from the raw rows for periods other than `all`, with the statements that define
- * the counts.
+ * The SQLite device engine (the interface is ../devices.ts, given by device-store.ts; the SQL
+ * text is device-sql.ts): device CRUD and lists, MACs (merge, split, aliases), names and the
+ * device counts kept in memory. Its other jobs have a module each: the period statistics
+ * (period-stats.ts), the change tracking (change-tracking.ts) and the scanner's presence writes
+ * (presence.ts). Statements are prepared once, in the constructor; every change that touches more
+ * than one statement runs in one transaction. Values cross the interface in storage-neutral form
+ * and are turned into column values (times as `YYYY-MM-DD HH:MM:SS` text) here.
  */
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../errors.js';
 import { isRandomMac } from '../../validation.js';
-import type { Database, Statement, Transaction } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { GroupCommit } from '../../db/group-commit.js';
-import { CommitProbe } from '../../db/commit-probe.js';
-import { dbTime, fromDbTime, periodStart, periods, type Period } from '../../time.js';
+import { ChangeTracking } from './change-tracking.js';
+import { PeriodStatistics } from './period-stats.js';
+import { SqlitePresence } from './presence.js';
+import { defaultColumns, newDeviceRow } from './rows.js';
+import { dbTime, periodStart, type Period } from '../../time.js';
 import {
-  defaultDeviceJson,
   editableFields,
   fieldValueToColumn,
   fieldsByName,
-  jsonToColumns,
   rowToJson,
   withNameSource,
   type DbValue,
@@ -35,11 +34,9 @@ import {
   type SessionJson,
   type SessionRow,
 } from '../../devices/history.js';
-import type { KnownDevice, NameUpdate, PresenceChanges, StoredDeviceName } from '../../devices/presence.js';
+import type { NameUpdate, StoredDeviceName } from '../../devices/presence.js';
 import {
-  presenceHours,
   type ChangeReader,
-  type Changes,
   type CreateResult,
   type DeviceChanges,
   type DeviceChild,
@@ -53,21 +50,9 @@ import {
   type Page,
   type PageResult,
   type PresenceFlags,
-  type PruneResult,
   type TimedView,
 } from '../devices.js';
-import {
-  changedDeviceFunction,
-  dataVersionSql,
-  changeTrackingSql,
-  countSql,
-  deviceListStatements,
-  updateOneSql,
-  deviceSql,
-  macSql,
-  nameSql,
-  presenceSql,
-} from './device-sql.js';
+import { deviceListStatements, updateOneSql, deviceSql, macSql, nameSql } from './device-sql.js';
 import { type DeviceListQuery } from '../../devices/list-query.js';
 import { searchParams } from './list-sql.js';
 import { deviceCounters, deviceGroups, deviceStatus, type DeviceCounter } from '../../devices/status.js';
@@ -78,11 +63,6 @@ interface ListStatements {
   readonly page: Statement<[Record<string, unknown>], DeviceRow>;
   readonly total: Statement<[Record<string, unknown>], number>;
   readonly order: Statement<[Record<string, unknown>], string>;
-}
-
-/** What one change reader has not polled yet. */
-interface ReaderState {
-  pending: Set<string> | 'all';
 }
 
 /**
@@ -118,88 +98,8 @@ export const nameOf = (row: NameRow): StoredDeviceName => ({
   ip: row.devLastIP,
 });
 
-/** A device's presence state as both stores read it (presenceSql.load; the PostgreSQL store too). */
-export interface StateRow {
-  devMac: string;
-  devPresentLastScan: number;
-  devAlertDown: number;
-  devAlertEvents: number;
-  devScan: number;
-  devIsArchived: number;
-  devLastIP: string;
-  devPrimaryIPv6: string;
-  devVendor: string;
-  devCanSleep: number;
-  devLastConnection: string | null;
-  devMissesBeforeAbsent: number;
-  misses: number;
-  lastAbsence: KnownDevice['lastAbsence'];
-  flapping: number;
-}
-
-interface TotalsRow {
-  events: number;
-  downAlerts: number;
-  sessions: number;
-  closedSeconds: number;
-  irregular: number;
-}
-
-interface OpenRow {
-  sessions: number;
-  seconds: number;
-  growing: number;
-  nextStart: string | null;
-  irregular: number;
-}
-
-interface NextChangeRow {
-  event: string | null;
-  ended: string | null;
-  started: string | null;
-}
-
-interface BucketsRow {
-  events: number;
-  downAlerts: number;
-  ended: number;
-  endedSum: number;
-  started: number;
-  startedSum: number;
-}
-
-interface EdgeParams {
-  mac: string;
-  start: string;
-  dayFrom: string;
-}
-
-/** Period statistics with how they follow the clock (see TimedView). */
-interface PeriodStats {
-  readonly stats: DeviceStats;
-  readonly seconds: number;
-  readonly slope: number;
-  /** Unix milliseconds; null: until a write. */
-  readonly until: number | null;
-}
-
 const editableNames = editableFields.map((f) => f.name);
-const defaultColumns: Readonly<Record<string, DbValue>> = jsonToColumns(defaultDeviceJson());
 export const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
-const noTotals: TotalsRow = { events: 0, downAlerts: 0, sessions: 0, closedSeconds: 0, irregular: 0 };
-const noOpen: OpenRow = { sessions: 0, seconds: 0, growing: 0, nextStart: null, irregular: 0 };
-
-/** Storage text as Unix milliseconds (NaN when it is not a time). */
-const textMs = (text: string): number => Date.parse(fromDbTime(text));
-const nothingChanged: ReadonlySet<string> = new Set();
-
-/**
- * The row of a new device, however it is made (POST createNew or the scanner): the catalogue
- * defaults, then `columns`, then its MAC and a fresh devGUID. Inserted with `deviceSql.insert`.
- */
-export function newDeviceRow(mac: string, columns: Readonly<DeviceRow>): DeviceRow {
-  return { ...defaultColumns, ...columns, devMac: mac, devGUID: randomUUID() };
-}
 
 /** Editable field values as column values; RangeError for a name outside the editable catalogue. */
 export function toColumns(changes: DeviceChanges): DeviceRow {
@@ -212,23 +112,6 @@ export function toColumns(changes: DeviceChanges): DeviceRow {
   return row;
 }
 
-/** A Date as storage text, or null. */
-const timeText = (value: Date | null): string | null => (value === null ? null : dbTime(value));
-
-/**
- * Where the buckets take over from the raw rows, for a period starting at `start` (storage text):
- * the day after the start's day (`dayFrom`), then whole months from the month after that day's
- * (`monthFrom`, whose first day is `dayTo`).
- */
-function bucketBounds(start: string): { dayFrom: string; dayTo: string; monthFrom: string } {
-  const day = new Date(`${start.slice(0, 10)}T00:00:00Z`);
-  day.setUTCDate(day.getUTCDate() + 1);
-  const dayFrom = day.toISOString().slice(0, 10);
-  const month = new Date(Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1));
-  const monthFrom = month.toISOString().slice(0, 7);
-  return { dayFrom, dayTo: `${monthFrom}-01`, monthFrom };
-}
-
 interface SeenTimes {
   firstSeen: string | null;
   lastSeen: string | null;
@@ -239,12 +122,6 @@ const withOwn = (mac: string, aliases: readonly string[]): string[] => [mac, ...
 
 const notFoundError = (mac: string): DomainError =>
   new DomainError('not-found', `Device ${mac} not found.`, { code: 'DEVICE_NOT_FOUND' });
-
-/** Called inside a cycle's transaction, after its writes and before COMMIT. */
-export interface CoreApplyHooks {
-  readonly beforeCommit?: () => void;
-  readonly testOnlyBeforeCommit?: () => void;
-}
 
 /**
  * The synchronous SQLite device engine behind `SqliteDeviceStore` (device-store.ts), which gives
@@ -285,31 +162,6 @@ export class SqliteDevices {
   private readonly resetPropsStmt: Statement<[string, string]>;
   private readonly copyStmt: Statement<[{ from: string; to: string; guid: string }]>;
   private readonly childrenStmt: Statement<[string], ChildRow>;
-  private readonly eventCountsStmt: Statement<
-    [{ mac: string; start: string }],
-    { events: number; downAlerts: number }
-  >;
-  private readonly sessionStatsStmt: Statement<
-    [{ mac: string; start: string; now: string }],
-    { sessions: number; seconds: number; openSessions: number; latestOpenStart: string | null }
-  >;
-  private readonly totalsStmt: Statement<[string], TotalsRow>;
-  private readonly openStmt: Statement<[{ mac: string; start: string; now: string }], OpenRow>;
-  private readonly bucketsStmt: Statement<
-    [{ mac: string; dayFrom: string; dayTo: string; monthFrom: string }],
-    BucketsRow
-  >;
-  private readonly edgeEventsStmt: Statement<[EdgeParams], { events: number; downAlerts: number }>;
-  private readonly edgeEndedStmt: Statement<[EdgeParams], { n: number; sum: number }>;
-  private readonly edgeStartedStmt: Statement<[EdgeParams], { n: number; sum: number }>;
-  private readonly nextChangeStmt: Statement<[{ mac: string; start: string }], NextChangeRow>;
-  private readonly dataVersionStmt: Statement<[], number>;
-  /** Asked before `dataVersionStmt`: whether any commit happened at all (see commit-probe.ts). */
-  private readonly commitProbe: CommitProbe;
-  /** Devices whose answers this connection's writes changed, not yet handed to the readers. */
-  private changedHere = new Set<string>();
-  /** Every change reader, each with what it has not polled yet. */
-  private readonly readers = new Set<ReaderState>();
   /**
    * The kept counts (see `counts()`), their reader, and each device's counters as bits (read when
    * this process's writes need them; undefined after a recount).
@@ -326,18 +178,6 @@ export class SqliteDevices {
   private readonly eventsTotalStmt: Statement<[{ mac: string; start: string }], number>;
   private readonly sessionsPageStmt: Statement<[{ mac: string; start: string } & Page], SessionRow>;
   private readonly sessionsTotalStmt: Statement<[{ mac: string; start: string }], number>;
-  private readonly loadPresenceStmt: Statement<[], StateRow>;
-  private readonly togglesStmt: Statement<[string], { mac: string; toggles: number }>;
-  private readonly updatePresenceStmt: Statement<
-    [number, string, string | null, string | null, string | null, string]
-  >;
-  private readonly insertEventStmt: Statement<[string, string, string, string, string, number]>;
-  private readonly openSessionStmt: Statement<[string, string, string, string]>;
-  private readonly closeSessionStmt: Statement<[string, string, string]>;
-  private readonly upsertScanStateStmt: Statement<[string, number, string | null, number]>;
-  private readonly pruneEventsStmt: Statement<[string, number]>;
-  private readonly pruneSessionsStmt: Statement<[string, number]>;
-  private readonly pruneScanStateStmt: Statement<[]>;
   private readonly loadNamesStmt: Statement<[], NameRow>;
   private readonly getNameStmt: Statement<[string], NameRow>;
   private readonly setNameStmt: Statement<[NameUpdate]>;
@@ -352,9 +192,13 @@ export class SqliteDevices {
   private readonly createTx: (row: Record<string, DbValue>) => CreateResult;
   private readonly deletePortsStmt: Statement<[string]>;
   private readonly deletePortMemoryStmt: Statement<[string]>;
-  private readonly presenceTx: Transaction<(changes: PresenceChanges, hooks: CoreApplyHooks) => void>;
   private readonly commits: GroupCommit;
-  private dataVersion: number;
+  /** Which devices this connection's writes changed; whether another process committed. */
+  private readonly tracking: ChangeTracking;
+  /** The counts of a device for a period (read inside a read transaction). */
+  private readonly periods: PeriodStatistics;
+  /** The scanner's reads and a cycle's writes. */
+  readonly presence: SqlitePresence;
 
   constructor(private readonly db: Database) {
     this.resolveStmt = db.prepare<[string], string>(macSql.resolve).pluck();
@@ -384,24 +228,9 @@ export class SqliteDevices {
     this.resetPropsStmt = db.prepare(deviceSql.resetProps);
     this.copyStmt = db.prepare(deviceSql.copy);
     this.childrenStmt = db.prepare(deviceSql.children);
-    this.eventCountsStmt = db.prepare(deviceSql.eventCounts);
-    this.sessionStatsStmt = db.prepare(deviceSql.sessionStats);
-    this.totalsStmt = db.prepare(countSql.totals);
-    this.openStmt = db.prepare(countSql.openSessions);
-    this.bucketsStmt = db.prepare(countSql.buckets);
-    this.edgeEventsStmt = db.prepare(countSql.edgeEvents);
-    this.edgeEndedStmt = db.prepare(countSql.edgeEnded);
-    this.edgeStartedStmt = db.prepare(countSql.edgeStarted);
-    this.nextChangeStmt = db.prepare(countSql.nextChange);
-    db.function(changedDeviceFunction, { deterministic: false }, (mac: unknown) => {
-      if (typeof mac === 'string') this.changedHere.add(mac);
-      return null;
-    });
-    db.exec(changeTrackingSql);
-    this.commitProbe = new CommitProbe(db);
-    this.commitProbe.mayHaveChanged();
-    this.dataVersionStmt = db.prepare<[], number>(dataVersionSql).pluck();
-    this.dataVersion = this.dataVersionStmt.get() ?? 0;
+    this.periods = new PeriodStatistics(db);
+    this.presence = new SqlitePresence(db);
+    this.tracking = new ChangeTracking(db);
     this.deleteScanStateStmt = db.prepare(deviceSql.deleteScanState);
     this.deletePortsStmt = db.prepare(watchSql.deleteDevicePorts);
     this.deletePortMemoryStmt = db.prepare(watchSql.deleteDeviceMemory);
@@ -413,16 +242,6 @@ export class SqliteDevices {
     this.sessionsTotalStmt = db
       .prepare<[{ mac: string; start: string }], number>(deviceSql.sessionsTotal)
       .pluck();
-    this.loadPresenceStmt = db.prepare(presenceSql.load);
-    this.togglesStmt = db.prepare(presenceSql.toggles);
-    this.updatePresenceStmt = db.prepare(presenceSql.updatePresence);
-    this.insertEventStmt = db.prepare(presenceSql.insertEvent);
-    this.openSessionStmt = db.prepare(presenceSql.openSession);
-    this.closeSessionStmt = db.prepare(presenceSql.closeSession);
-    this.upsertScanStateStmt = db.prepare(presenceSql.upsertScanState);
-    this.pruneEventsStmt = db.prepare(presenceSql.pruneEvents);
-    this.pruneSessionsStmt = db.prepare(presenceSql.pruneSessions);
-    this.pruneScanStateStmt = db.prepare(presenceSql.pruneScanState);
     this.allBitsStmt = db.prepare<[], [string, number]>(deviceCounterBitsSql).raw();
     this.countsStmt = db.prepare<[], number[]>(deviceCountsSql).raw();
     this.oneBitsStmt = db.prepare(`${deviceCounterBitsSql} WHERE devMac = ?`);
@@ -525,11 +344,6 @@ export class SqliteDevices {
       );
       return { devMac: owner, devMacs: this.macsOf(owner), split: alias };
     });
-    this.presenceTx = db.transaction((changes: PresenceChanges, hooks: CoreApplyHooks) => {
-      this.writePresence(changes);
-      hooks.beforeCommit?.();
-      hooks.testOnlyBeforeCommit?.();
-    });
   }
 
   resolveMac(mac: string): string {
@@ -559,51 +373,7 @@ export class SqliteDevices {
   }
 
   changeReader(): ChangeReader {
-    const state: ReaderState = { pending: new Set() };
-    this.readers.add(state);
-    return {
-      poll: (): Changes => {
-        this.collectChanges();
-        const pending = state.pending;
-        if (pending !== 'all' && pending.size === 0) return nothingChanged;
-        state.pending = new Set();
-        return pending;
-      },
-    };
-  }
-
-  /**
-   * Hands what changed to every reader. The TEMP triggers of `changeTrackingSql` report every
-   * device this connection's writes touch; `PRAGMA data_version` moves with every commit by another
-   * connection (another process, the sqlite3 CLI), whose rows nothing here can name: then
-   * everything may have changed. The commit probe is asked first, so that when nobody committed,
-   * the usual case on a read, this costs one small read of the WAL-index and no statement.
-   */
-  private collectChanges(): void {
-    if (!this.commitProbe.mayHaveChanged()) return;
-    let version: number;
-    try {
-      version = this.dataVersionStmt.get() ?? 0;
-    } catch (error) {
-      // The probe has already taken in the new header: without this, the next poll would see no
-      // change and a foreign commit would never be noticed.
-      this.commitProbe.forget();
-      throw error;
-    }
-    const changed = this.changedHere;
-    if (changed.size > 0) this.changedHere = new Set();
-    if (version !== this.dataVersion) {
-      this.dataVersion = version;
-      for (const reader of this.readers) reader.pending = 'all';
-      return;
-    }
-    if (changed.size === 0) return;
-    for (const reader of this.readers) {
-      const pending = reader.pending;
-      if (pending === 'all') continue;
-      if (pending.size === 0) reader.pending = new Set(changed);
-      else for (const mac of changed) pending.add(mac);
-    }
+    return this.tracking.reader();
   }
 
   write<T>(write: () => T): Promise<T> {
@@ -615,7 +385,7 @@ export class SqliteDevices {
       const row = this.selectStmt.get(mac);
       if (row === undefined) return undefined;
       const children = this.listChildren(mac);
-      const { stats, seconds, slope, until } = this.periodStats(mac, period, now);
+      const { stats, seconds, slope, until } = this.periods.of(mac, period, now);
       const view: DeviceView = {
         ...rowToJson(row),
         devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
@@ -844,34 +614,7 @@ export class SqliteDevices {
   }
 
   stats(mac: string, period: Period, now: Date): DeviceStats {
-    return this.readTx(() => this.periodStats(mac, period, now).stats);
-  }
-
-  loadPresence(toggleSince: Date | null = null): Map<string, KnownDevice> {
-    const known = new Map<string, KnownDevice>();
-    const toggles = new Map<string, number>();
-    if (toggleSince !== null)
-      for (const row of this.togglesStmt.iterate(dbTime(toggleSince))) toggles.set(row.mac, row.toggles);
-    for (const row of this.loadPresenceStmt.iterate())
-      known.set(row.devMac, knownDeviceOf(row, toggles.get(row.devMac) ?? 0));
-    return known;
-  }
-
-  applyPresence(changes: PresenceChanges, hooks: CoreApplyHooks = {}): void {
-    this.presenceTx.immediate(changes, hooks);
-  }
-
-  pruneHistory(before: Date, limit: number): PruneResult {
-    const cutoff = dbTime(before);
-    return {
-      events: this.pruneEventsStmt.run(cutoff, limit).changes,
-      sessions: this.pruneSessionsStmt.run(cutoff, limit).changes,
-    };
-  }
-
-  pruneScanMemory(): void {
-    this.pruneScanStateStmt.run();
-    this.pruneAliasesStmt.run();
+    return this.readTx(() => this.periods.of(mac, period, now).stats);
   }
 
   loadNames(): Map<string, StoredDeviceName> {
@@ -888,140 +631,9 @@ export class SqliteDevices {
   setName(update: NameUpdate): boolean {
     return this.setNameStmt.run(update).changes > 0;
   }
-
-  private writePresence(changes: PresenceChanges): void {
-    for (const device of changes.newDevices)
-      this.insertStmt.run(newDeviceRow(device.devMac, jsonToColumns(device)));
-    for (const link of changes.links ?? []) {
-      const at = dbTime(link.dateTime);
-      this.insertAliasStmt.run({
-        mac: link.mac,
-        devMac: link.devMac,
-        firstSeen: at,
-        lastSeen: at,
-        reason: link.reason,
-      });
-    }
-    for (const a of changes.aliasesSeen ?? []) this.aliasSeenStmt.run(dbTime(a.dateTime), a.mac);
-    for (const u of changes.updates)
-      this.updatePresenceStmt.run(
-        u.presentLastScan,
-        u.lastIP,
-        timeText(u.lastConnection),
-        u.vendor,
-        u.primaryIPv6,
-        u.mac,
-      );
-    // Close before open: a device never has two open sessions within one cycle.
-    for (const c of changes.closeSessions) this.closeSessionStmt.run(c.eventType, dbTime(c.dateTime), c.mac);
-    for (const o of changes.openSessions)
-      this.openSessionStmt.run(o.mac, o.ip, o.eventType, dbTime(o.dateTime));
-    for (const e of changes.events)
-      this.insertEventStmt.run(e.mac, e.ip, dbTime(e.dateTime), e.type, e.additionalInfo, e.pendingAlert);
-    for (const s of changes.scanState)
-      this.upsertScanStateStmt.run(s.mac, s.misses, s.lastAbsence, s.flapping);
-    for (const n of changes.names ?? []) this.setNameStmt.run(n);
-  }
-
-  /** The counts of one period; run inside a read transaction (one snapshot). */
-  private periodStats(mac: string, period: Period, now: Date): PeriodStats {
-    const start = periodStart(period, now) ?? '';
-    const nowText = dbTime(now);
-    const totals = this.totalsStmt.get(mac) ?? noTotals;
-    if (period !== 'all' && totals.irregular > 0) return this.recount(mac, start, nowText, now);
-    const open = this.openStmt.get({ mac, start, now: nowText }) ?? noOpen;
-    let events = totals.events;
-    let downAlerts = totals.downAlerts;
-    let sessions = totals.sessions;
-    let seconds = totals.closedSeconds + open.seconds;
-    let slope = open.growing;
-    // When the answer stops following the clock alone: a future open session starts, or (for a
-    // period) the moving start passes the next event or session boundary.
-    const changes: number[] = [];
-    if (open.nextStart !== null) changes.push(textMs(open.nextStart));
-    if (open.irregular > 0) changes.push(now.getTime());
-    if (period !== 'all') {
-      // Closed sessions that end after the start: those ending on later days are in the buckets
-      // by their end, those ending on the start's day are read raw. Their connected seconds within
-      // the period are sum(end) - sum(max(start of session, period start)); the sessions that
-      // started at or after the period start are likewise in the buckets by their start.
-      const bounds = bucketBounds(start);
-      const edge = { mac, start, dayFrom: bounds.dayFrom };
-      const buckets = this.bucketsStmt.get({ mac, ...bounds });
-      const edgeEvents = this.edgeEventsStmt.get(edge);
-      const ended = this.edgeEndedStmt.get(edge);
-      const started = this.edgeStartedStmt.get(edge);
-      const endedCount = (buckets?.ended ?? 0) + (ended?.n ?? 0);
-      const endedSum = (buckets?.endedSum ?? 0) + (ended?.sum ?? 0);
-      const startedCount = (buckets?.started ?? 0) + (started?.n ?? 0);
-      const startedSum = (buckets?.startedSum ?? 0) + (started?.sum ?? 0);
-      const startSeconds = textMs(start) / 1000;
-      events = (buckets?.events ?? 0) + (edgeEvents?.events ?? 0);
-      downAlerts = (buckets?.downAlerts ?? 0) + (edgeEvents?.downAlerts ?? 0);
-      sessions = endedCount + open.sessions;
-      seconds = endedSum - startedSum - startSeconds * (endedCount - startedCount) + open.seconds;
-      // Each closed session that straddles the start loses a second per second as it moves.
-      slope -= endedCount - startedCount;
-      const next = this.nextChangeStmt.get({ mac, start });
-      const length = periods[period] * 86_400_000;
-      for (const text of [next?.event, next?.ended, next?.started])
-        if (text !== null && text !== undefined) changes.push(textMs(text) + length);
-    }
-    return {
-      stats: {
-        devSessions: sessions,
-        devEvents: events,
-        devDownAlerts: downAlerts,
-        devPresenceHours: presenceHours(seconds),
-      },
-      seconds,
-      slope,
-      until: earliest(changes, now),
-    };
-  }
-
-  /** The counts from the raw rows, with the statements that define them (not cacheable). */
-  private recount(mac: string, start: string, now: string, at: Date): PeriodStats {
-    const events = this.eventCountsStmt.get({ mac, start });
-    const sessions = this.sessionStatsStmt.get({ mac, start, now });
-    const seconds = sessions?.seconds ?? 0;
-    return {
-      stats: {
-        devSessions: sessions?.sessions ?? 0,
-        devEvents: events?.events ?? 0,
-        devDownAlerts: events?.downAlerts ?? 0,
-        devPresenceHours: presenceHours(seconds),
-      },
-      seconds,
-      slope: 0,
-      until: at.getTime(),
-    };
-  }
 }
 
-/** devLastConnection as a Date; null when never seen or not a time (e.g. imported text). */
-/** A presence state row as the state machine reads it. */
-export function knownDeviceOf(row: StateRow, recentToggles: number): KnownDevice {
-  return {
-    mac: row.devMac,
-    presentLastScan: row.devPresentLastScan === 1,
-    alertDown: row.devAlertDown === 1,
-    alertEvents: row.devAlertEvents === 1,
-    scan: row.devScan === 1,
-    archived: row.devIsArchived === 1,
-    lastIP: row.devLastIP,
-    primaryIPv6: row.devPrimaryIPv6,
-    vendor: row.devVendor,
-    misses: row.misses,
-    lastAbsence: row.lastAbsence,
-    canSleep: row.devCanSleep === 1,
-    lastConnection: lastSighting(row.devLastConnection),
-    missesBeforeAbsent: row.devMissesBeforeAbsent,
-    flapping: row.flapping === 1,
-    recentToggles,
-  };
-}
-
+/** devSleeping and devFlapping of a row read with `presenceFlagColumns` (SQLite gives 0/1). */
 /** A child device as devChildrenDynamic lists it. */
 export function childOf(c: ChildRow): DeviceChild {
   return {
@@ -1045,23 +657,6 @@ export function parentCycleError(mac: string, parent: string): DomainError {
   );
 }
 
-function lastSighting(text: string | null): Date | null {
-  if (text === null) return null;
-  const ms = Date.parse(fromDbTime(text));
-  return Number.isNaN(ms) ? null : new Date(ms);
-}
-
-/** devSleeping and devFlapping of a row read with `presenceFlagColumns` (SQLite gives 0/1). */
 function presenceFlags(row: DeviceRow): PresenceFlags {
   return { devSleeping: row.devSleeping === 1 ? 1 : 0, devFlapping: row.devFlapping === 1 ? 1 : 0 };
-}
-
-/** The earliest of `times` (Unix ms); `now` when one is not a time; null when there are none. */
-function earliest(times: readonly number[], now: Date): number | null {
-  let result: number | null = null;
-  for (const time of times) {
-    if (Number.isNaN(time)) return now.getTime();
-    if (result === null || time < result) result = time;
-  }
-  return result;
 }

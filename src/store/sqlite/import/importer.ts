@@ -29,7 +29,7 @@ import {
   type DbValue,
   type DeviceRow,
 } from '../../../devices/catalogue.js';
-import { newDeviceRow } from '../devices.js';
+import { newDeviceRow } from '../rows.js';
 import { deviceSql } from '../device-sql.js';
 import { sessionColumns } from '../../../devices/history.js';
 import { openDatabase } from '../../../db/connection.js';
