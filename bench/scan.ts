@@ -18,6 +18,7 @@
  *    plan, apply), without rotations and with 500 of the 5,000 seen devices under a new random MAC
  *    that the DHCP leases link by client identifier (target: under 200 ms beyond the first); then
  *    GET /device/<alias> against GET /device/<own MAC> of the same 500 devices on the real server.
+ * 4. The part 1 cycle on PostgreSQL (scan-postgres.ts), from the same seeded store copied into it.
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -37,6 +38,7 @@ import { ScanStore } from '../test/helpers/scan-store.js';
 import { dbTime } from '../src/time.js';
 import { startNetkeep } from './devices.js';
 import { benchToken, median, printHeader, printRow, runLoad, type LoadResult } from './lib.js';
+import { benchScanPostgres } from './scan-postgres.js';
 import { seedDatabaseFile } from './seed.js';
 
 const deviceCount = 10_000;
@@ -409,6 +411,7 @@ export async function run(): Promise<void> {
     await benchScan(seeded);
     await benchGetsDuringCycles(seeded, dir);
     await benchRandomMacs(seeded, dir);
+    await benchScanPostgres(seeded);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -95,6 +95,10 @@ export const osTools = {
   // `dnsmasq` package would also install and start a system service).
   dnsmasq: 'dnsmasq-base',
   udhcpc: 'udhcpc', // busybox's DHCP client, for the test LAN's hosts
+  // The PostgreSQL store's tests and benches start their own server (test/helpers/postgres.ts). The
+  // server binaries are not on PATH (/usr/lib/postgresql/<major>/bin); postgresql-common's
+  // pg_ctlcluster, which comes with them, is.
+  pg_ctlcluster: 'postgresql',
 };
 
 function onPath(command) {

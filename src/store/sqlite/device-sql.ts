@@ -15,7 +15,7 @@ import { presenceFlagColumns } from './status-sql.js';
 
 const editableNames = editableFields.map((f) => f.name);
 const columnList = storedFields.map((f) => f.name).join(', ');
-const copiedColumns = storedFields
+export const copiedColumns = storedFields
   .filter((f) => f.name !== 'devMac' && f.name !== 'devGUID')
   .map((f) => f.name);
 

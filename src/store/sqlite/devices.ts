@@ -81,7 +81,8 @@ interface ListStatements {
  */
 const recountAbove = 256;
 
-interface ChildRow {
+/** A child device's row as both stores read it (deviceSql.children). */
+export interface ChildRow {
   devMac: string;
   devName: string;
   devPresentLastScan: number;
@@ -91,7 +92,8 @@ interface ChildRow {
   devLastIP: string;
 }
 
-interface NameRow {
+/** A device's name fields as both stores read them (nameSql.load; the PostgreSQL store too). */
+export interface NameRow {
   devMac: string;
   devName: string;
   devNameSource: string;
@@ -99,7 +101,7 @@ interface NameRow {
   devLastIP: string;
 }
 
-const nameOf = (row: NameRow): StoredDeviceName => ({
+export const nameOf = (row: NameRow): StoredDeviceName => ({
   name: row.devName,
   source: row.devNameSource,
   fqdn: row.devFQDN,
@@ -107,10 +109,10 @@ const nameOf = (row: NameRow): StoredDeviceName => ({
 });
 
 const editableNames = editableFields.map((f) => f.name);
-const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
+export const defaultCustomProps = defaultColumns.devCustomProps ?? '[]';
 
 /** Editable field values as column values; RangeError for a name outside the editable catalogue. */
-function toColumns(changes: DeviceChanges): DeviceRow {
+export function toColumns(changes: DeviceChanges): DeviceRow {
   const row: DeviceRow = {};
   for (const [name, value] of Object.entries(changes)) {
     const f = fieldsByName.get(name);
@@ -462,13 +464,7 @@ export class SqliteDevices {
   private refuseParentCycle(mac: string, parent: DeviceValue | undefined): void {
     if (typeof parent !== 'string' || parent === '') return;
     if (this.parentCycleStmt.get({ parent, child: mac }) === undefined) return;
-    throw new DomainError(
-      'invalid',
-      parent === mac
-        ? `devParentMAC: ${mac} cannot be its own parent.`
-        : `devParentMAC: ${parent} is below ${mac} in the network tree; ${mac} under it would make a loop. Move ${parent} elsewhere first.`,
-      { code: 'PARENT_CYCLE' },
-    );
+    throw parentCycleError(mac, parent);
   }
 
   delete(mac: string): boolean {
@@ -510,14 +506,7 @@ export class SqliteDevices {
   }
 
   listChildren(mac: string): DeviceChild[] {
-    return this.childrenStmt.all(mac).map((c) => ({
-      devMac: c.devMac,
-      devName: c.devName,
-      devStatus: deviceStatus(c.devPresentLastScan, c.devAlertDown),
-      devParentRelType: c.devParentRelType,
-      devParentPort: c.devParentPort,
-      devLastIP: c.devLastIP,
-    }));
+    return this.childrenStmt.all(mac).map(childOf);
   }
 
   listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem> {
@@ -691,6 +680,29 @@ export class SqliteDevices {
 }
 
 /** devSleeping and devFlapping of a row read with `presenceFlagColumns` (SQLite gives 0/1). */
+/** A child device as devChildrenDynamic lists it. */
+export function childOf(c: ChildRow): DeviceChild {
+  return {
+    devMac: c.devMac,
+    devName: c.devName,
+    devStatus: deviceStatus(c.devPresentLastScan, c.devAlertDown),
+    devParentRelType: c.devParentRelType,
+    devParentPort: c.devParentPort,
+    devLastIP: c.devLastIP,
+  };
+}
+
+/** devParentMAC `parent` for `mac` would close a loop in the network tree (both stores refuse it). */
+export function parentCycleError(mac: string, parent: string): DomainError {
+  return new DomainError(
+    'invalid',
+    parent === mac
+      ? `devParentMAC: ${mac} cannot be its own parent.`
+      : `devParentMAC: ${parent} is below ${mac} in the network tree; ${mac} under it would make a loop. Move ${parent} elsewhere first.`,
+    { code: 'PARENT_CYCLE' },
+  );
+}
+
 function presenceFlags(row: DeviceRow): PresenceFlags {
   return { devSleeping: row.devSleeping === 1 ? 1 : 0, devFlapping: row.devFlapping === 1 ? 1 : 0 };
 }

@@ -35,7 +35,7 @@ export const eventLogSql = {
 type Params = Record<string, string | number>;
 
 /** Later than any stored time: the default upper bound. */
-const endOfTime = '9999-12-31 23:59:59';
+export const endOfTime = '9999-12-31 23:59:59';
 
 export class SqliteEventLog implements EventLogStore {
   private readonly pageStmts: ReadonlyMap<

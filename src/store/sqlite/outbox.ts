@@ -23,7 +23,8 @@ import type {
 import { settled } from './device-store.js';
 import type { SqliteDevices } from './devices.js';
 
-interface DeviceAlertRow {
+/** A device's alert fields as both stores read them (the PostgreSQL outbox too). */
+export interface DeviceAlertRow {
   devName: string;
   devOwner: string;
   devType: string;
@@ -176,21 +177,7 @@ export class SqliteOutboxStore implements AlertOutboxStore {
   /** The device's alert fields, as the running transaction sees them. */
   private alertDevice(mac: string): AlertDevice | undefined {
     const row = this.selectDevice.get(mac);
-    if (row === undefined) return undefined;
-    return {
-      devName: row.devName,
-      devOwner: row.devOwner,
-      devType: row.devType,
-      devVendor: row.devVendor,
-      devLastIP: row.devLastIP,
-      devStatus: deviceStatus(row.devPresentLastScan, row.devAlertDown),
-      alertEvents: row.devAlertEvents === 1,
-      alertDown: row.devAlertDown === 1,
-      skipRepeatedHours: row.devSkipRepeated,
-      lastNotification:
-        row.devLastNotification === null ? null : new Date(fromDbTime(row.devLastNotification)),
-      flapping: row.flapping === 1,
-    };
+    return row === undefined ? undefined : alertDeviceOf(row);
   }
 
   /** A cycle's notifications: planned from its devices and written. Run inside its transaction. */
@@ -273,4 +260,21 @@ export class SqliteOutboxStore implements AlertOutboxStore {
   > {
     return settled(() => this.countsStatement.all());
   }
+}
+
+/** A device's alert row as the alert rules read it. */
+export function alertDeviceOf(row: DeviceAlertRow): AlertDevice {
+  return {
+    devName: row.devName,
+    devOwner: row.devOwner,
+    devType: row.devType,
+    devVendor: row.devVendor,
+    devLastIP: row.devLastIP,
+    devStatus: deviceStatus(row.devPresentLastScan, row.devAlertDown),
+    alertEvents: row.devAlertEvents === 1,
+    alertDown: row.devAlertDown === 1,
+    skipRepeatedHours: row.devSkipRepeated,
+    lastNotification: row.devLastNotification === null ? null : new Date(fromDbTime(row.devLastNotification)),
+    flapping: row.flapping === 1,
+  };
 }

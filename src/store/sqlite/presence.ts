@@ -11,7 +11,8 @@ import type { PruneResult } from '../devices.js';
 import { deviceSql, macSql, nameSql, presenceSql } from './device-sql.js';
 import { newDeviceRow, type CoreApplyHooks } from './rows.js';
 
-interface StateRow {
+/** A device's presence state as both stores read it (presenceSql.load; the PostgreSQL store too). */
+export interface StateRow {
   devMac: string;
   devPresentLastScan: number;
   devAlertDown: number;
@@ -34,6 +35,29 @@ interface StateRow {
 const timeText = (value: Date | null): string | null => (value === null ? null : dbTime(value));
 
 /** devLastConnection as a Date; null when never seen or not a time (e.g. imported text). */
+/** A presence state row as the state machine reads it. */
+export function knownDeviceOf(row: StateRow, recentToggles: number): KnownDevice {
+  return {
+    mac: row.devMac,
+    presentLastScan: row.devPresentLastScan === 1,
+    alertDown: row.devAlertDown === 1,
+    alertEvents: row.devAlertEvents === 1,
+    scan: row.devScan === 1,
+    archived: row.devIsArchived === 1,
+    lastIP: row.devLastIP,
+    primaryIPv6: row.devPrimaryIPv6,
+    vendor: row.devVendor,
+    misses: row.misses,
+    lastAbsence: row.lastAbsence,
+    canSleep: row.devCanSleep === 1,
+    lastConnection: lastSighting(row.devLastConnection),
+    missesBeforeAbsent: row.devMissesBeforeAbsent,
+    flapping: row.flapping === 1,
+    recentToggles,
+    site: row.devSite,
+  };
+}
+
 function lastSighting(text: string | null): Date | null {
   if (text === null) return null;
   const ms = Date.parse(fromDbTime(text));
@@ -109,25 +133,7 @@ export class SqlitePresence {
     if (toggleSince !== null)
       for (const row of this.togglesStmt.iterate(dbTime(toggleSince))) toggles.set(row.mac, row.toggles);
     for (const row of rows) {
-      known.set(row.devMac, {
-        mac: row.devMac,
-        presentLastScan: row.devPresentLastScan === 1,
-        alertDown: row.devAlertDown === 1,
-        alertEvents: row.devAlertEvents === 1,
-        scan: row.devScan === 1,
-        archived: row.devIsArchived === 1,
-        lastIP: row.devLastIP,
-        primaryIPv6: row.devPrimaryIPv6,
-        vendor: row.devVendor,
-        misses: row.misses,
-        lastAbsence: row.lastAbsence,
-        canSleep: row.devCanSleep === 1,
-        lastConnection: lastSighting(row.devLastConnection),
-        missesBeforeAbsent: row.devMissesBeforeAbsent,
-        flapping: row.flapping === 1,
-        recentToggles: toggles.get(row.devMac) ?? 0,
-        site: row.devSite,
-      });
+      known.set(row.devMac, knownDeviceOf(row, toggles.get(row.devMac) ?? 0));
     }
     return known;
   }

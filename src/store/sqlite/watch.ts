@@ -29,7 +29,8 @@ export const watchSql = {
   deleteDeviceMemory: "DELETE FROM WatchMemory WHERE wat_Kind = 'ports-scanned' AND wat_Key = ?",
 } as const;
 
-interface PortRow {
+/** A DevicePorts row as both stores read it (the PostgreSQL watch store too). */
+export interface PortRow {
   dpo_Port: number;
   dpo_Protocol: 'tcp' | 'udp';
   dpo_Service: string;
@@ -39,7 +40,7 @@ interface PortRow {
   dpo_LastSeen: string;
 }
 
-function openPort(row: PortRow): OpenPort {
+export function openPort(row: PortRow): OpenPort {
   return {
     port: row.dpo_Port,
     protocol: row.dpo_Protocol,
@@ -180,20 +181,29 @@ export class SqliteWatchStore implements WatchStore {
     if (!this.exists(mac)) return undefined;
     const time = dbTime(now);
     const hadPreviousScan = this.remembered('ports-scanned', mac) !== undefined;
-    const key = (p: { port: number; protocol: string }): string => `${p.port}/${p.protocol}`;
-    const before = new Map(
-      this.portsOf
-        .all(mac)
-        .map(openPort)
-        .map((p) => [key(p), p]),
-    );
-    const now_ = new Map(ports.map((p) => [key(p), p]));
-    const opened = [...now_.values()].filter((p) => !before.has(key(p)));
-    const closed = [...before.values()].filter((p) => !now_.has(key(p)));
+    const { opened, closed, open } = portChanges(this.portsOf.all(mac).map(openPort), ports);
     for (const p of closed) this.portDelete.run(mac, p.port, p.protocol);
-    for (const p of now_.values())
+    for (const p of open)
       this.portUpsert.run(mac, p.port, p.protocol, p.service, p.product, p.version, time, time);
     this.remember('ports-scanned', mac, time);
     return { hadPreviousScan, opened, closed };
   }
+}
+
+/**
+ * What a scan changed against the stored ports (by port and protocol): the ports it opened, those
+ * it closed, and its ports once each (both stores write `open` and delete `closed`).
+ */
+export function portChanges(
+  before: readonly OpenPort[],
+  scan: readonly OpenPort[],
+): { opened: OpenPort[]; closed: OpenPort[]; open: OpenPort[] } {
+  const key = (p: { port: number; protocol: string }): string => `${p.port}/${p.protocol}`;
+  const stored = new Map(before.map((p) => [key(p), p]));
+  const now = new Map(scan.map((p) => [key(p), p]));
+  return {
+    opened: [...now.values()].filter((p) => !stored.has(key(p))),
+    closed: [...stored.values()].filter((p) => !now.has(key(p))),
+    open: [...now.values()],
+  };
 }

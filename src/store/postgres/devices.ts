@@ -1,0 +1,267 @@
+/**
+ * The device store on PostgreSQL, as far as it is built (`DeviceStore`, ../devices.ts; it
+ * implements that interface once every method is here): the MAC and name reads, a device's
+ * children and history lists, the names found automatically, and the API's writes (create,
+ * update, copy, delete, deleteEvents, resetProps), each in one transaction, with the SQLite store's
+ * rules: catalogue defaults and a fresh devGUID for a new
+ * device, a MAC that is a device or an alias is not created again, devParentMAC may not close a
+ * loop, a devName written here is the user's, a delete takes the device's aliases, history, ports
+ * and scanner memory with it and frees its children. Column names come only from the catalogue
+ * (`toColumns` refuses any other name).
+ */
+import type { PoolClient } from 'pg';
+import { withNameSource } from '../../devices/catalogue.js';
+import { dbTime } from '../../time.js';
+import type { EventJson, SessionJson } from '../../devices/history.js';
+import type { NameUpdate, StoredDeviceName } from '../../devices/presence.js';
+import type { Period } from '../../time.js';
+import type { CreateResult, DeviceChanges, DeviceChild, DeviceValue, Page, PageResult } from '../devices.js';
+import {
+  childOf,
+  defaultCustomProps,
+  nameOf,
+  parentCycleError,
+  toColumns,
+  type ChildRow,
+  type NameRow,
+} from '../sqlite/devices.js';
+import { copiedColumns } from '../sqlite/device-sql.js';
+import { newDeviceRow } from '../sqlite/rows.js';
+import { PostgresHistoryStore } from './history.js';
+import type { PostgresPool } from './pool.js';
+import { writeNames } from './presence.js';
+
+/** A devName written through the API is the user's (or, when it is no name, none at all). */
+async function markNameWritten(client: PoolClient, mac: string): Promise<void> {
+  await client.query(
+    `UPDATE "Devices" SET "devNameSource" = CASE WHEN "devName" IN ('', '(unknown)') THEN '' ELSE 'user' END
+     WHERE "devMac" = $1`,
+    [mac],
+  );
+}
+
+const nameColumns = 'SELECT "devMac", "devName", "devNameSource", "devFQDN", "devLastIP" FROM "Devices"';
+
+export class PostgresDeviceStore {
+  private readonly history: PostgresHistoryStore;
+
+  constructor(private readonly store: PostgresPool) {
+    this.history = new PostgresHistoryStore(store);
+  }
+
+  /** The devMac of the device that has `mac` (own MAC or alias); `mac` itself when none has it. */
+  async resolveMac(mac: string): Promise<string> {
+    const rows = await this.store.query<{ dma_DevMac: string }>(
+      'SELECT "dma_DevMac" FROM "DeviceMacs" WHERE "dma_MAC" = $1',
+      [mac],
+    );
+    return rows[0]?.dma_DevMac ?? mac;
+  }
+
+  /** Every alias and the devMac it belongs to. */
+  async loadAliases(): Promise<Map<string, string>> {
+    const rows = await this.store.query<{ alias: string; devMac: string }>(
+      'SELECT "dma_MAC" AS alias, "dma_DevMac" AS "devMac" FROM "DeviceMacs"',
+    );
+    return new Map(rows.map((row) => [row.alias, row.devMac]));
+  }
+
+  async listChildren(mac: string): Promise<DeviceChild[]> {
+    const rows = await this.store.query<ChildRow & Record<string, unknown>>(
+      `SELECT "devMac", "devName", "devPresentLastScan", "devAlertDown", "devParentRelType", "devParentPort", "devLastIP"
+       FROM "Devices" WHERE "devParentMAC" = $1 ORDER BY "devMac"`,
+      [mac],
+    );
+    return rows.map(childOf);
+  }
+
+  listEvents(mac: string, period: Period, now: Date, page: Page): Promise<PageResult<EventJson> | undefined> {
+    return this.history.listEvents(mac, period, now, page);
+  }
+
+  listSessions(
+    mac: string,
+    period: Period,
+    now: Date,
+    page: Page,
+  ): Promise<PageResult<SessionJson> | undefined> {
+    return this.history.listSessions(mac, period, now, page);
+  }
+
+  async loadNames(): Promise<Map<string, StoredDeviceName>> {
+    const rows = await this.store.query<NameRow & Record<string, unknown>>(nameColumns);
+    return new Map(rows.map((row) => [row.devMac, nameOf(row)]));
+  }
+
+  async getName(mac: string): Promise<StoredDeviceName | undefined> {
+    const rows = await this.store.query<NameRow & Record<string, unknown>>(
+      `${nameColumns} WHERE "devMac" = $1`,
+      [mac],
+    );
+    return rows[0] === undefined ? undefined : nameOf(rows[0]);
+  }
+
+  /**
+   * Stores an automatic name decided by `decide` from the stored one, read and written in one
+   * transaction with the row locked; the stored name afterwards (undefined: no such device).
+   */
+  async resolveName(
+    mac: string,
+    decide: (stored: StoredDeviceName) => NameUpdate | undefined,
+  ): Promise<StoredDeviceName | undefined> {
+    return this.store.transaction(async (client) => {
+      const read = async (): Promise<StoredDeviceName | undefined> => {
+        const rows = await client.query<NameRow & Record<string, unknown>>(
+          `${nameColumns} WHERE "devMac" = $1 FOR UPDATE`,
+          [mac],
+        );
+        return rows.rows[0] === undefined ? undefined : nameOf(rows.rows[0]);
+      };
+      const stored = await read();
+      if (stored === undefined) return undefined;
+      const update = decide(stored);
+      if (update !== undefined) await writeNames(client, [update]);
+      return read();
+    });
+  }
+
+  /** Creates a device ('exists' when the MAC is a device or an alias already). */
+  async create(mac: string, changes: DeviceChanges, now: Date): Promise<CreateResult> {
+    const nowText = dbTime(now);
+    const row = newDeviceRow(
+      mac,
+      withNameSource(
+        { devFirstConnection: nowText, devLastConnection: nowText, ...toColumns(changes) },
+        'user',
+      ),
+    );
+    return this.store.transaction(async (client) => {
+      await this.refuseParentCycle(client, mac, changes.devParentMAC);
+      const alias = await client.query('SELECT 1 FROM "DeviceMacs" WHERE "dma_MAC" = $1', [mac]);
+      if (alias.rows.length > 0) return 'exists';
+      const inserted = await client.query(
+        `INSERT INTO "Devices" SELECT * FROM json_populate_record(NULL::"Devices", $1::json)
+         ON CONFLICT ("devMac") DO NOTHING`,
+        [JSON.stringify(row)],
+      );
+      return inserted.rowCount === 1 ? 'created' : 'exists';
+    });
+  }
+
+  /** Sets the given fields only. False when the device does not exist. */
+  async update(mac: string, changes: DeviceChanges): Promise<boolean> {
+    const columns = toColumns(changes);
+    const names = Object.keys(columns);
+    return this.store.transaction(async (client) => {
+      await this.refuseParentCycle(client, mac, changes.devParentMAC);
+      const set = names.map((name, i) => `"${name}" = $${i + 2}`).join(', ');
+      const updated = await client.query(
+        names.length === 0
+          ? 'SELECT 1 FROM "Devices" WHERE "devMac" = $1'
+          : `UPDATE "Devices" SET ${set} WHERE "devMac" = $1`,
+        [mac, ...names.map((name) => columns[name] ?? null)],
+      );
+      const found = (updated.rowCount ?? 0) > 0;
+      // Any devName written through the API is the user's (or, when it is no name, none at all).
+      if (found && Object.hasOwn(changes, 'devName')) {
+        await markNameWritten(client, mac);
+      }
+      return found;
+    });
+  }
+
+  /** Removes the device, its aliases, history, ports and scanner memory; frees its children. */
+  async delete(mac: string): Promise<boolean> {
+    return this.store.transaction(async (client) => {
+      const deleted = await client.query('DELETE FROM "Devices" WHERE "devMac" = $1', [mac]);
+      if (deleted.rowCount === 0) return false;
+      for (const sql of [
+        'DELETE FROM "DeviceMacs" WHERE "dma_DevMac" = $1',
+        'DELETE FROM "Events" WHERE "eve_MAC" = $1',
+        'DELETE FROM "Sessions" WHERE "ses_MAC" = $1',
+        'DELETE FROM "ScanState" WHERE "mac" = $1',
+        'DELETE FROM "DevicePorts" WHERE "dpo_MAC" = $1',
+        `DELETE FROM "WatchMemory" WHERE "wat_Kind" = 'ports-scanned' AND "wat_Key" = $1`,
+        `UPDATE "Devices" SET "devParentMAC" = '' WHERE "devParentMAC" = $1`,
+      ])
+        await client.query(sql, [mac]);
+      return true;
+    });
+  }
+
+  /** Removes the device's events, sessions and scanner memory; the device stays. */
+  async deleteEvents(mac: string): Promise<boolean> {
+    return this.store.transaction(async (client) => {
+      const found = await client.query('SELECT 1 FROM "Devices" WHERE "devMac" = $1 FOR UPDATE', [mac]);
+      if (found.rows.length === 0) return false;
+      for (const sql of [
+        'DELETE FROM "Events" WHERE "eve_MAC" = $1',
+        'DELETE FROM "Sessions" WHERE "ses_MAC" = $1',
+        'DELETE FROM "ScanState" WHERE "mac" = $1',
+      ])
+        await client.query(sql, [mac]);
+      return true;
+    });
+  }
+
+  /** devCustomProps back to its catalogue default. False when the device does not exist. */
+  async resetProps(mac: string): Promise<boolean> {
+    const rows = await this.store.query<{ devMac: string }>(
+      'UPDATE "Devices" SET "devCustomProps" = $1 WHERE "devMac" = $2 RETURNING "devMac"',
+      [defaultCustomProps, mac],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Copies every stored field but devMac from `from` to `to` (created or replaced), with a fresh
+   * devGUID; the target's own history stays, its scanner memory goes, its name is the user's. False
+   * (nothing changed) when `from` does not exist. Either MAC may be an alias.
+   */
+  async copy(fromMac: string, toMac: string): Promise<boolean> {
+    const columns = copiedColumns.map((c) => `"${c}"`).join(', ');
+    return this.store.transaction(async (client) => {
+      const resolve = async (mac: string): Promise<string> =>
+        (
+          await client.query<{ m: string }>(
+            'SELECT "dma_DevMac" AS m FROM "DeviceMacs" WHERE "dma_MAC" = $1',
+            [mac],
+          )
+        ).rows[0]?.m ?? mac;
+      const from = await resolve(fromMac);
+      const to = await resolve(toMac);
+      if (from === to) {
+        return (await client.query('SELECT 1 FROM "Devices" WHERE "devMac" = $1', [from])).rows.length > 0;
+      }
+      const copied = await client.query(
+        `INSERT INTO "Devices" ("devMac", ${columns}, "devGUID")
+         SELECT $2, ${columns}, gen_random_uuid()::text FROM "Devices" WHERE "devMac" = $1
+         ON CONFLICT ("devMac") DO UPDATE SET ${[...copiedColumns, 'devGUID'].map((c) => `"${c}" = excluded."${c}"`).join(', ')}`,
+        [from, to],
+      );
+      if (copied.rowCount === 0) return false;
+      await client.query('DELETE FROM "ScanState" WHERE "mac" = $1', [to]);
+      // A copy writes devName through the API: it is the user's name now.
+      await markNameWritten(client, to);
+      return true;
+    });
+  }
+
+  /** A device may not hang under itself or under one of its own descendants (the tree would loop). */
+  private async refuseParentCycle(
+    client: PoolClient,
+    mac: string,
+    parent: DeviceValue | undefined,
+  ): Promise<void> {
+    if (typeof parent !== 'string' || parent === '') return;
+    // Walks devParentMAC up from `parent`; UNION (not ALL) ends the walk on a loop already stored.
+    const found = await client.query(
+      `WITH RECURSIVE up(mac) AS (
+         SELECT $1::text COLLATE "C" UNION SELECT d."devParentMAC" FROM "Devices" d JOIN up ON d."devMac" = up.mac
+         WHERE d."devParentMAC" <> '')
+       SELECT 1 FROM up WHERE mac = $2 LIMIT 1`,
+      [parent, mac],
+    );
+    if (found.rows.length > 0) throw parentCycleError(mac, parent);
+  }
+}
