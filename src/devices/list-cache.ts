@@ -190,6 +190,7 @@ function shapeKey(query: DeviceListQuery): string {
     query.sleeping ?? '',
     query.flapping ?? '',
     query.random ?? '',
+    query.site ?? null,
     query.q ?? '',
     query.sort ?? '',
     query.order ?? '',

@@ -29,6 +29,7 @@ export const sortColumns = [
   'devType',
   'devGroup',
   'devLocation',
+  'devSite',
   'devFavorite',
   'devFirstConnection',
   'devLastConnection',
@@ -57,6 +58,8 @@ export interface DeviceListQuery {
   readonly order?: SortOrder;
   /** 1: only devices whose devMac is random (devRandomMac); 0: only the others. */
   readonly random?: 0 | 1;
+  /** Only devices of this site (devSite, exactly; '' those with none). */
+  readonly site?: string;
 }
 
 /**
@@ -126,6 +129,7 @@ export function deviceListSql(
     flagPredicate('devFlapping', query.flapping),
     query.q ? searchPredicate : undefined,
     randomPredicate(query.random),
+    query.site === undefined ? undefined : 'devSite = @site',
   ].filter((c): c is string => c !== undefined);
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
   const direction = query.order === 'desc' ? 'DESC' : 'ASC';
@@ -153,4 +157,10 @@ export function containsPattern(text: string): string {
 export function searchParams(q: string | undefined): Record<string, string> {
   if (!q) return {};
   return { q: containsPattern(q), qmac: containsPattern(q.replace(/-/g, ':')) };
+}
+
+/** The bound parameters of a list shape: the search's and the site's. */
+export function listParams(query: DeviceListQuery): Record<string, string> {
+  const search = searchParams(query.q);
+  return query.site === undefined ? search : { ...search, site: query.site };
 }

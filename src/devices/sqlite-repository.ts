@@ -72,7 +72,7 @@ import {
   nameSql,
   presenceSql,
 } from './sqlite-sql.js';
-import { naturalKey, naturalKeyFunction, searchParams, type DeviceListQuery } from './list-query.js';
+import { listParams, naturalKey, naturalKeyFunction, type DeviceListQuery } from './list-query.js';
 import {
   deviceCounterBitsSql,
   deviceCounters,
@@ -744,7 +744,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
 
   listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem> {
     const statements = this.listStatements(query);
-    const search = searchParams(query.q);
+    const search = listParams(query);
     return this.readTx(() => ({
       items: statements.page.all({ ...search, ...page }).map((row) => ({
         ...rowToJson(row),
@@ -757,7 +757,7 @@ export class SqliteDeviceRepository implements DeviceRepository {
   }
 
   listOrder(query: DeviceListQuery): string[] {
-    return this.listStatements(query).order.all(searchParams(query.q));
+    return this.listStatements(query).order.all(listParams(query));
   }
 
   listItems(macs: readonly string[]): (DeviceListItem | undefined)[] {

@@ -121,6 +121,34 @@ describe('probes page in Chromium', { skip }, () => {
     assert.ok(Date.parse((await time.getAttribute('datetime')) ?? '') > 0);
   });
 
+  test("the device list shows each device's site and filters by it as the API does", async () => {
+    const res = await server.request('POST', '/device/02:77:00:00:00:09', {
+      body: { createNew: true, devName: 'Hub printer' },
+    });
+    assert.equal(res.status, 200, res.text);
+    await page.goto(`${server.url}/ui/?sort=devSite`);
+    await page.locator('a.device-link', { hasText: 'Hub printer' }).waitFor();
+    const probeRow = page.locator('tr', { has: page.locator('a[href="/ui/devices/02:77:00:00:00:01"]') });
+    await probeRow.waitFor();
+    assert.match((await probeRow.textContent()) ?? '', /Main office/);
+
+    await page.getByLabel('Site').selectOption('Main office');
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('site') === 'Main office');
+    await page.locator('a.device-link', { hasText: 'Hub printer' }).waitFor({ state: 'detached' });
+    const api = await server.request('GET', '/devices?site=Main%20office');
+    const expected = (api.json.devices as { devMac: string }[]).map((d) => d.devMac);
+    assert.deepEqual(expected, ['02:77:00:00:00:01']);
+    const shown = await page
+      .locator('tbody a.device-link')
+      .evaluateAll((links) => links.map((a) => decodeURIComponent(a.getAttribute('href') ?? '').slice(12)));
+    assert.deepEqual(shown, expected);
+
+    await page.getByLabel('Site').selectOption({ label: 'No site' });
+    await page.locator('a.device-link', { hasText: 'Hub printer' }).waitFor();
+    assert.equal(await probeRow.count(), 0);
+    await page.goto(`${server.url}/ui/probes`);
+  });
+
   test('a bad name is refused with the server sentence and changes nothing', async () => {
     await page.getByLabel('Name').fill('bad/name');
     await page.getByLabel('Site').fill('x');
