@@ -149,6 +149,20 @@ describe('probes page in Chromium', { skip }, () => {
     await page.goto(`${server.url}/ui/probes`);
   });
 
+  test("the device page says the device's site and the probe that saw it, as the API has them", async () => {
+    const mac = '02:77:00:00:00:01';
+    const device = (await server.request('GET', `/device/${mac}`)).json;
+    assert.deepEqual([device.devSite, device.devSyncHubNode], ['Main office', 'office']);
+    await page.goto(`${server.url}/ui/devices/${mac}`);
+    const site = page.locator('.summary .site');
+    await site.waitFor();
+    assert.equal(((await site.textContent()) ?? '').trim(), '· site Main office (probe office)');
+    await site.getByRole('link', { name: 'Main office' }).click();
+    await page.waitForFunction(() => new URL(location.href).searchParams.get('site') === 'Main office');
+    await page.locator(`a[href="/ui/devices/${mac}"]`).waitFor();
+    await page.goto(`${server.url}/ui/probes`);
+  });
+
   test('a bad name is refused with the server sentence and changes nothing', async () => {
     await page.getByLabel('Name').fill('bad/name');
     await page.getByLabel('Site').fill('x');
