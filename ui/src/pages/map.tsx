@@ -56,8 +56,15 @@ function byName(a: MapNode, b: MapNode): number {
   return naturalOrder.compare(a.label, b.label);
 }
 
-/** Builds the forest: one root per site; a parent link that is unknown or loops goes to the root. */
-function buildTree(devices: readonly MapDevice[]): { roots: MapNode[]; byMac: Map<string, MapNode> } {
+/**
+ * Builds the forest: one root per site; a parent link that is unknown or loops goes to the root.
+ * A device with no site is the hub's own (`ownSite`, its SITE_NAME: what its scans write), so that
+ * the hub's devices make one root, first, whether a scan or a person added them.
+ */
+function buildTree(
+  devices: readonly MapDevice[],
+  ownSite: string,
+): { roots: MapNode[]; byMac: Map<string, MapNode> } {
   const byMac = new Map<string, MapDevice>(devices.map((d) => [d.devMac, d]));
   const parentOf = (d: MapDevice): string | undefined => {
     const p = d.devParentMAC;
@@ -93,7 +100,7 @@ function buildTree(devices: readonly MapDevice[]): { roots: MapNode[]; byMac: Ma
   const rootOf = (site: string) => {
     let root = roots.get(site);
     if (root === undefined) {
-      root = { id: rootPrefix + site, label: site === '' ? 'local' : site, children: [] };
+      root = { id: rootPrefix + site, label: site, children: [] };
       roots.set(site, root);
     }
     return root;
@@ -105,13 +112,13 @@ function buildTree(devices: readonly MapDevice[]): { roots: MapNode[]; byMac: Ma
     if (node === undefined) continue;
     const parentMac = parentOf(d);
     const parent = parentMac !== undefined && isAnchored(d.devMac) ? nodes.get(parentMac) : undefined;
-    const home = parent ?? rootOf(d.devSite ?? '');
+    const home = parent ?? rootOf(d.devSite || ownSite);
     home.children.push(node);
     (node as { parent?: MapNode }).parent = home;
   }
   for (const n of [...nodes.values(), ...roots.values()]) n.children.sort(byName);
   const sortedRoots = [...roots.values()].sort((a, b) =>
-    a.id === rootPrefix ? -1 : b.id === rootPrefix ? 1 : byName(a, b),
+    a.label === ownSite ? -1 : b.label === ownSite ? 1 : byName(a, b),
   );
   return { roots: sortedRoots, byMac: nodes };
 }
@@ -131,7 +138,10 @@ export function MapPage() {
   useLiveChanges(() => {
     list.reload();
   });
-  const { roots, byMac } = useMemo(() => buildTree(list.data?.devices ?? []), [list.data]);
+  // SITE_NAME, read from the settings (the default until they answer, or when they cannot).
+  const settings = useGet<{ settings: readonly { name: string; value: string }[] }>('/settings');
+  const ownSite = settings.data?.settings.find((s) => s.name === 'SITE_NAME')?.value || 'local';
+  const { roots, byMac } = useMemo(() => buildTree(list.data?.devices ?? [], ownSite), [list.data, ownSite]);
   // Site roots start expanded, every device collapsed.
   const [collapsedRoots, setCollapsedRoots] = useState<ReadonlySet<string>>(new Set());
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());

@@ -36,7 +36,7 @@ interface Added {
 function AddedProbe({ added, onDone }: { readonly added: Added; readonly onDone: () => void }) {
   const hub = window.location.origin;
   const npmLine = `PROBE_HUB_URL=${hub} PROBE_TOKEN=${added.token} SCAN_SUBNETS=<cidr>@<interface> npm start`;
-  const dockerLine = `printf 'PROBE_HUB_URL=${hub}\\nPROBE_TOKEN=${added.token}\\nSCAN_SUBNETS=<cidr>@<interface>\\n' > .env && docker compose up -d`;
+  const envLines = `PROBE_HUB_URL=${hub}\nPROBE_TOKEN=${added.token}\nSCAN_SUBNETS=<cidr>@<interface>`;
   return (
     <div class="note ok added-probe" role="status" aria-label={`Probe ${added.name} added`}>
       <p>
@@ -58,10 +58,11 @@ function AddedProbe({ added, onDone }: { readonly added: Added; readonly onDone:
         {npmLine}
       </pre>
       <p>
-        or with the project's <code>docker-compose.yml</code> (see docs/probes.md):
+        or with Docker Compose: these lines in the <code>.env</code> beside netkeep's{' '}
+        <code>docker-compose.yml</code>, then <code>docker compose up -d</code> (docs/probes.md):
       </p>
       <pre class="output start-line" aria-label="Start with Docker Compose" tabIndex={0}>
-        {dockerLine}
+        {envLines}
       </pre>
       <div class="action-row">
         <button type="button" onClick={onDone}>
