@@ -5,7 +5,17 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { Busy, Card, Confirmed, EmptyRow, ErrorNote, Time, useAction, useGet } from '../components';
+import {
+  Busy,
+  Card,
+  Confirmed,
+  EmptyRow,
+  ErrorNote,
+  Time,
+  useAction,
+  useGet,
+  useLiveChanges,
+} from '../components';
 
 interface Probe {
   readonly id: string;
@@ -75,6 +85,11 @@ function AddedProbe({ added, onDone }: { readonly added: Added; readonly onDone:
 
 export function ProbesPage() {
   const loaded = useGet<{ probes: readonly Probe[] }>('/probes');
+  // A probe's cycle that changes devices or events reaches the stream: the rows follow it (a cycle
+  // that changes nothing shows at the next reload).
+  useLiveChanges(() => {
+    loaded.reload();
+  });
   const [name, setName] = useState('');
   const [site, setSite] = useState('');
   const [added, setAdded] = useState<Added>();
