@@ -58,6 +58,8 @@ export function seedConsoleData(dataDir: string, devices: number, now = Date.now
         devVendor: kind?.vendor ?? '',
         devLastIP: ip,
         devLocation: pick(rooms),
+        // The hub's own scans mark what they see with SITE_NAME (default "local").
+        devSite: 'local',
         devFavorite: i % 9 === 0 ? 1 : 0,
         devIsNew: i % 17 === 3 ? 1 : 0,
         devIsArchived: archived ? 1 : 0,

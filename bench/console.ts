@@ -7,7 +7,10 @@
  *   - first rows, warm: the same page reloaded (assets from the browser cache, shell revalidated);
  *   - search: typing a search text; time from the last keystroke (so the 80 ms debounce counts) to
  *     the table showing only matching rows;
- *   - events page: navigation start to the first row of the event log.
+ *   - events page: navigation start to the first row of the event log;
+ *   - map, cold: navigation start to the first node of /ui/map (its data request's share: from
+ *     navigation start to the end of that response, resource timing).
+ * Setting NETKEEP_BENCH_CONSOLE=map measures only the map (its rounds alone, quicker).
  * Then the bulk edit of 1,000 devices (`POST /devices/bulk`, one field for all, as the list's
  * "Set for 1,000 devices" sends it): request to answer, over HTTP, alternating two values.
  * Prints median, p10 and p90 of each, and the first load's compressed size (as sent, measured by
@@ -105,6 +108,28 @@ async function timeSearch(page: Page, text: string): Promise<number> {
   return done;
 }
 
+/** The map's first node (a site root or a device: drawn once its data arrived), cold cache. */
+async function timeMap(
+  browser: Browser,
+  cookies: Cookie[],
+  url: string,
+): Promise<{ paint: number; data: number }> {
+  const selector = '[role="treeitem"]';
+  const page = await newSignedInPage(browser, cookies, selector);
+  await page.goto(`${url}/ui/map`);
+  const paint = await timeToFirst(page, selector);
+  const data = await page.evaluate(() =>
+    Math.max(
+      ...performance
+        .getEntriesByType('resource')
+        .filter((e) => /\/devices(\/map)?\?/.test(e.name))
+        .map((e) => (e as PerformanceResourceTiming).responseEnd),
+    ),
+  );
+  await page.context().close();
+  return { paint, data };
+}
+
 const bulkDevices = 1000;
 const bulkRounds = 10;
 
@@ -160,6 +185,19 @@ export async function run(): Promise<void> {
     const warm: number[] = [];
     const search: number[] = [];
     const events: number[] = [];
+    const mapPaint: number[] = [];
+    const mapData: number[] = [];
+    const measureMap = async () => {
+      const map = await timeMap(browser, cookies, server.url);
+      mapPaint.push(map.paint);
+      mapData.push(map.data);
+    };
+    if (process.env.NETKEEP_BENCH_CONSOLE === 'map') {
+      for (let round = 0; round < rounds; round++) await measureMap();
+      console.log(`map, first node, cold cache: ${summary(mapPaint)}`);
+      console.log(`map, its data request answered: ${summary(mapData)}`);
+      return;
+    }
     let transferred = 0;
     for (let round = 0; round < rounds; round++) {
       const page = await newSignedInPage(browser, cookies, 'table.devices tbody tr');
@@ -182,6 +220,7 @@ export async function run(): Promise<void> {
       await eventsPage.goto(`${server.url}/ui/events`);
       events.push(await timeToFirst(eventsPage, 'main table tbody tr'));
       await eventsPage.context().close();
+      await measureMap();
     }
     const bulk = await measureBulkEdit(server.url, benchToken);
     const built = JSON.parse(readFileSync(join(root, 'dist', 'console', 'build.json'), 'utf8')) as {
@@ -198,6 +237,8 @@ export async function run(): Promise<void> {
       `search to matching rows (from the last keystroke, 80 ms debounce included): ${summary(search)}`,
     );
     console.log(`first rows of the event log, cold cache: ${summary(events)}`);
+    console.log(`map, first node, cold cache: ${summary(mapPaint)}`);
+    console.log(`map, its data request answered: ${summary(mapData)}`);
     console.log(`bulk edit of ${bulkDevices} devices (POST /devices/bulk, one field): ${summary(bulk)}`);
     console.log(
       `first load as sent (brotli): ${transferred} B; as built: ${sum('bytes')} B raw, ${sum('gzip')} B gzip, ${sum('br')} B brotli; script alone ${script?.br ?? 0} B brotli, ${script?.gzip ?? 0} B gzip`,

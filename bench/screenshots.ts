@@ -2,10 +2,12 @@
  * The screenshots of docs/console/ (`node dist/bench/screenshots.js`): every page of the console
  * at desktop (1280 wide) and phone (390 wide) sizes, light and dark. Seeds an inventory of 240
  * devices with three weeks of history and a small network tree (a router, two switches, a branch
- * site), starts the real server on loopback and photographs each page with headless Chromium.
+ * site, two probes), starts the real server on loopback and photographs each page with headless
+ * Chromium.
  * Pictures are the visible screen, not the whole page, at one device pixel per CSS pixel (phones
  * too), which keeps each one small (30-160 KB). Talks only to 127.0.0.1.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,6 +112,25 @@ async function photograph(page: Page, url: string, suffix: string): Promise<void
   await page.goto(`${url}/ui/settings`);
   await page.locator('.setting').first().waitFor();
   await shot(page, 'settings', suffix);
+
+  await page.goto(`${url}/ui/probes`);
+  await page.locator('tr[data-probe="branch"]').waitFor();
+  await shot(page, 'probes', suffix);
+
+  // "Add probe" with its token shown once. The probe is revoked again after the picture, so that
+  // the next size's pictures start from the same list.
+  const name = `lab${suffix.replace(/-/g, '')}`;
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Site').fill('Lab');
+  await page.getByRole('button', { name: 'Add probe' }).click();
+  await page.getByLabel('Probe token').waitFor();
+  await top();
+  await shot(page, 'probes-added', suffix);
+  await page.getByRole('button', { name: 'Done, I copied it' }).click();
+  const row = page.locator(`tr[data-probe="${name}"]`);
+  await row.getByRole('button', { name: 'Revoke' }).click();
+  await row.getByRole('button', { name: 'Yes, revoke' }).click();
+  await row.waitFor({ state: 'detached' });
 }
 
 async function signIn(browser: Browser, url: string): Promise<Cookie[]> {
@@ -177,6 +198,32 @@ async function main(): Promise<void> {
   for (let i = 9; i < 13; i++)
     await post(consoleMac(i), { devParentMAC: consoleMac(2), devParentPort: i - 8 });
   for (let i = 13; i < 16; i++) await post(consoleMac(i), { devSite: 'Branch office' });
+  // Two probes: the branch office's, which has sent a cycle with its three devices (and has two
+  // more cycles waiting in its spool), and the parents', which has not reported yet.
+  const admin = async (path: string, body: unknown, token = benchToken) => {
+    const res = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as { token?: string };
+  };
+  const branch = await admin('/probes', { name: 'branch', site: 'Branch office' });
+  await admin('/probes', { name: 'parents', site: 'Parents' });
+  const now = Date.now();
+  await admin(
+    '/probes/cycles',
+    {
+      cycleId: randomUUID(),
+      startedAt: new Date(now - 40_000).toISOString(),
+      finishedAt: new Date(now - 30_000).toISOString(),
+      subnets: ['192.168.50.0/24'],
+      sightings: [13, 14, 15].map((i) => ({ mac: consoleMac(i), ip: `192.168.50.${i}` })),
+      spooledCycles: 2,
+    },
+    branch.token,
+  );
 
   const browser = await launchChromium();
   mkdirSync(outDir, { recursive: true });

@@ -203,6 +203,7 @@ function shapeKey(query: DeviceListQuery): string {
     query.sleeping ?? '',
     query.flapping ?? '',
     query.random ?? '',
+    query.site ?? null,
     query.q ?? '',
     query.sort ?? '',
     query.order ?? '',

@@ -21,6 +21,7 @@ export const sortColumns = [
   'devType',
   'devGroup',
   'devLocation',
+  'devSite',
   'devFavorite',
   'devFirstConnection',
   'devLastConnection',
@@ -49,6 +50,8 @@ export interface DeviceListQuery {
   readonly order?: SortOrder;
   /** 1: only devices whose devMac is random (devRandomMac); 0: only the others. */
   readonly random?: 0 | 1;
+  /** Only devices of this site (devSite, exactly; '' those with none). */
+  readonly site?: string;
 }
 
 /**
@@ -84,6 +87,7 @@ export function isPlainSearch(query: DeviceListQuery): query is DeviceListQuery 
     query.sleeping === undefined &&
     query.flapping === undefined &&
     query.random === undefined &&
+    query.site === undefined &&
     (query.sort === undefined || query.sort === 'devMac')
   );
 }

@@ -28,6 +28,7 @@ import {
   parseRandom,
   deviceMac,
   randomParam,
+  siteParam,
   periodParam,
   searchParam,
   sortParam,
@@ -49,6 +50,7 @@ const DevicesQuery = Type.Object(
     sort: Type.Optional(sortParam),
     order: Type.Optional(orderParam),
     random: Type.Optional(randomParam),
+    site: Type.Optional(siteParam),
     offset: pagingParams.offset,
     limit: Type.Optional(
       Type.String({
@@ -101,7 +103,7 @@ export default async function deviceListRoutes(
       schema: {
         tags,
         summary:
-          'List devices with their devStatus, devSleeping and devFlapping (no counts): by status or counter group, sleeping, flapping, searched, sorted (MAC order by default), paged.',
+          'List devices with their devStatus, devSleeping and devFlapping (no counts): by status or counter group, sleeping, flapping, site, searched, sorted (MAC order by default), paged.',
         querystring: DevicesQuery,
         response: {
           200: pageSchema(
@@ -124,11 +126,12 @@ export default async function deviceListRoutes(
       const { offset, limit } = parseDeviceListPage(request.query);
       const sleeping = parseFlagFilter(request.query.sleeping);
       const flapping = parseFlagFilter(request.query.flapping);
+      const { site } = request.query;
       // A page is kept as its bytes; a long list is streamed from the cached texts: every device,
       // each with text fields of up to 16 KB, must not be built in memory as one object and one
       // string (list-cache.ts).
       const answer = await cache.answer(
-        { status, sleeping, flapping, random, q, ...sort },
+        { status, sleeping, flapping, random, site, q, ...sort },
         offset,
         limit,
         ({ total, items }) => jsonTextList('devices', items, { total, offset, limit }),

@@ -188,6 +188,12 @@ export function parseSearch(raw: string | undefined): string | undefined {
   return text;
 }
 
+export const siteParam = Type.String({
+  maxLength: 64,
+  description:
+    "Only devices of this site (devSite, exactly: the SITE_NAME of the hub's own scans, or a probe's site; empty: devices with no site).",
+});
+
 export const randomParam = stringEnum(
   ['0', '1'] as const,
   '1: only devices whose devMac is random (devRandomMac 1); 0: only the others.',

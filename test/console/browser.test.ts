@@ -336,6 +336,8 @@ describe('web console in Chromium', { skip }, () => {
     await page.getByText(`Merged: this device now has the MACs ${keep}, ${other}.`).waitFor();
     assert.deepEqual((await server.request('GET', `/device/${other}`)).json.devMacs, [keep, other]);
     await page.getByText(`also ${other}`).waitFor();
+    // Every MAC is marked: the alias (locally administered, 02:…) has its own badge.
+    assert.equal(await page.locator('.summary .alias .tag.random').textContent(), 'random MAC');
     await page.getByRole('button', { name: `Split off ${other}…` }).click();
     await page.getByRole('button', { name: 'Yes, split' }).click();
     await page.getByText(`${other} is a device of its own again.`).waitFor();

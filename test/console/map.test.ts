@@ -14,6 +14,7 @@ const router = '02:ee:00:00:00:01';
 const sw = '02:ee:00:00:00:02';
 const laptop = '02:ee:00:00:00:03';
 const branch = '02:ee:00:00:00:04';
+const scanned = '02:ee:00:00:00:05';
 
 const skip = chromiumSkipReason();
 
@@ -29,6 +30,8 @@ describe('network map in Chromium', { skip }, () => {
       [sw, { devName: 'Office switch', devParentMAC: router, devParentPort: 3, devAlertDown: 1 }],
       [laptop, { devName: 'Laptop <i>x</i>', devPresentLastScan: 1 }],
       [branch, { devName: 'Branch printer', devSite: 'Branch office' }],
+      // What the hub's own scan marks with SITE_NAME (default "local"): the same site as no site.
+      [scanned, { devName: 'Scanned NAS', devSite: 'local' }],
     ];
     for (const [mac, fields] of devices) {
       const res = await server.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
@@ -50,6 +53,15 @@ describe('network map in Chromium', { skip }, () => {
   test('draws a parent and, once expanded, its child with their status; one root per site', async () => {
     await page.getByRole('treeitem', { name: 'Site local' }).waitFor();
     await page.getByRole('treeitem', { name: 'Site Branch office' }).waitFor();
+    await node(scanned).waitFor();
+    assert.equal(await page.getByRole('treeitem', { name: 'Site local' }).count(), 1, 'one root for the hub');
+    assert.deepEqual(
+      await page
+        .locator('[data-node^="site:"]')
+        .evaluateAll((roots) => roots.map((r) => r.getAttribute('data-node'))),
+      ['site:local', 'site:Branch office'],
+      "the hub's own site first",
+    );
     await page.getByRole('treeitem', { name: 'Router, On-line' }).waitFor();
     assert.equal(await node(router).getAttribute('data-status'), 'On-line');
     assert.equal(await node(sw).count(), 0, 'subtrees start collapsed');

@@ -222,6 +222,45 @@ describe('GET /devices', () => {
     }
   });
 
+  test('site= lists the devices of one site (exactly; empty: those with none), cached per site', async () => {
+    const macs = async (query: string): Promise<unknown[]> => {
+      const body = await getOk(server, `/devices?${query}`);
+      const items = list(body, 'devices');
+      assert.equal(body.total, items.length, query);
+      return items.map((d) => d.devMac);
+    };
+    const all = sortedMacs();
+    const office = [all[1] ?? '', all[4] ?? ''];
+    const parents = all[7] ?? '';
+    const setSite = async (mac: string, site: string) => {
+      const res = await server.request('POST', `/device/${mac}`, { body: { devSite: site } });
+      assert.equal(res.status, 200, res.text);
+    };
+    try {
+      for (const mac of office) await setSite(mac, 'Main office');
+      await setSite(parents, 'Parents');
+      assert.deepEqual(await macs('site=Main%20office'), office);
+      assert.deepEqual(await macs('site=Parents&sort=devName'), [parents]);
+      assert.deepEqual(await macs('site=main%20office'), [], 'a site is matched exactly');
+      assert.deepEqual(
+        await macs('site='),
+        all.filter((m) => !office.includes(m) && m !== parents),
+      );
+      const onlineOffice = devices.filter((d) => office.includes(d.mac) && d.status === 'On-line');
+      assert.deepEqual(
+        await macs('site=Main%20office&status=On-line'),
+        onlineOffice.map((d) => d.mac).sort(),
+      );
+      // A device that moves to another site moves between the (cached) lists.
+      await setSite(parents, 'Main office');
+      assert.deepEqual(await macs('site=Main%20office'), [...office, parents].sort());
+      assert.deepEqual(await macs('site=Parents'), []);
+      await assertRejected(server, db, 400, `/devices?site=${'x'.repeat(65)}`, /site/);
+    } finally {
+      for (const mac of [...office, parents]) await setSite(mac, '');
+    }
+  });
+
   test('offset/limit page through a stable order; total is the whole list; past the end is empty', async () => {
     const pages: unknown[] = [];
     for (const offset of [0, 5, 10]) {

@@ -45,6 +45,8 @@ interface Operation {
 /** Query and path parameters that are free by design, and why. */
 const freeParameters: Readonly<Record<string, string>> = {
   'GET /devices q': 'free text searched in name, MAC, IP, vendor and owner',
+  'GET /devices site':
+    'a devSite value, free text like the field it is compared with (exactly, as a bound parameter; at most 64 characters)',
   'GET /php/server/devices.php action': "any other action is NetAlertX's 404 NOT_OFFERED, not a 400",
   'GET /php/server/query_json.php file': "any other file is NetAlertX's 404 NOT_OFFERED, not a 400",
 };

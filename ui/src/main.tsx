@@ -12,6 +12,7 @@ import { AddDevicePage } from './pages/add-device';
 import { EventsPage } from './pages/events';
 import { MapPage } from './pages/map';
 import { NotificationsPage } from './pages/notifications';
+import { ProbesPage } from './pages/probes';
 import { ScanPage } from './pages/scan';
 import { SettingsPage } from './pages/settings';
 import { ToolsPage } from './pages/tools';
@@ -26,6 +27,7 @@ const navItems = [
   { href: '/events', label: 'Events', match: (p: string) => p.startsWith('/events') },
   { href: '/tools', label: 'Tools', match: (p: string) => p.startsWith('/tools') },
   { href: '/scan', label: 'Scan', match: (p: string) => p.startsWith('/scan') },
+  { href: '/probes', label: 'Probes', match: (p: string) => p.startsWith('/probes') },
   { href: '/notifications', label: 'Notifications', match: (p: string) => p.startsWith('/notifications') },
   { href: '/settings', label: 'Settings', match: (p: string) => p.startsWith('/settings') },
 ];
@@ -85,6 +87,7 @@ function Page({ path }: { readonly path: string }) {
   if (path === '/notifications') return <NotificationsPage />;
   if (path === '/settings') return <SettingsPage />;
   if (path === '/map') return <MapPage />;
+  if (path === '/probes') return <ProbesPage />;
   return (
     <div class="card">
       <h1>Page not found</h1>

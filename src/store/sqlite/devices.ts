@@ -64,7 +64,7 @@ import {
   searchTextsSql,
 } from './device-sql.js';
 import { naturalKey, naturalKeyFunction, type DeviceListQuery } from '../../devices/list-query.js';
-import { searchParams } from './list-sql.js';
+import { listParams } from './list-sql.js';
 import { deviceCounters, deviceGroups, deviceStatus, type DeviceCounter } from '../../devices/status.js';
 import { deviceCounterBitsSql, deviceCountsSql } from './status-sql.js';
 import { watchSql } from './watch.js';
@@ -511,7 +511,7 @@ export class SqliteDevices {
 
   listDevices(query: DeviceListQuery, page: Page): PageResult<DeviceListItem> {
     const statements = this.listStatements(query);
-    const search = searchParams(query.q);
+    const search = listParams(query);
     return this.readTx(() => ({
       items: statements.page.all({ ...search, ...page }).map((row) => ({
         ...rowToJson(row),
@@ -524,7 +524,7 @@ export class SqliteDevices {
   }
 
   listOrder(query: DeviceListQuery): string[] {
-    return this.listStatements(query).order.all(searchParams(query.q));
+    return this.listStatements(query).order.all(listParams(query));
   }
 
   listItems(macs: readonly string[]): (DeviceListItem | undefined)[] {

@@ -68,6 +68,7 @@ export function deviceListSql(
     flagPredicate('devFlapping', query.flapping),
     query.q ? searchPredicate : undefined,
     randomPredicate(query.random),
+    query.site === undefined ? undefined : 'devSite = @site',
   ].filter((c): c is string => c !== undefined);
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`;
   const direction = query.order === 'desc' ? 'DESC' : 'ASC';
@@ -95,4 +96,10 @@ export function containsPattern(text: string): string {
 export function searchParams(q: string | undefined): Record<string, string> {
   if (!q) return {};
   return { q: containsPattern(q), qmac: containsPattern(macSearchText(q)) };
+}
+
+/** The bound parameters of a list shape: the search's and the site's. */
+export function listParams(query: DeviceListQuery): Record<string, string> {
+  const search = searchParams(query.q);
+  return query.site === undefined ? search : { ...search, site: query.site };
 }

@@ -58,6 +58,14 @@ interface DeviceEvent {
   readonly eve_AdditionalInfo: string;
 }
 
+/**
+ * Whether a MAC is random ("private"): the locally administered bit (0x2 of the first octet), the
+ * rule of the server's devRandomMac, applied here to the aliases, which carry no flag of their own.
+ */
+function isRandomMac(mac: string): boolean {
+  return '2367abef'.includes(mac.charAt(1).toLowerCase());
+}
+
 /** Where a name came from (devNameSource), as the page says it. */
 const nameSources: Readonly<Record<string, string>> = {
   user: 'given by a person',
@@ -568,7 +576,13 @@ export function DevicePage({ mac }: { readonly mac: string }) {
             {(d.devMacs ?? []).length > 1 && (
               <span class="aliases">
                 {' · also '}
-                <span class="mono">{(d.devMacs ?? []).slice(1).join(', ')}</span>
+                {(d.devMacs ?? []).slice(1).map((alias, i) => (
+                  <span key={alias} class="alias">
+                    {i > 0 && ', '}
+                    <span class="mono">{alias}</span>
+                    {isRandomMac(alias) && <RandomMacBadge />}
+                  </span>
+                ))}
               </span>
             )}
             {typeof d.devNameSource === 'string' && d.devNameSource !== '' && (
@@ -589,6 +603,15 @@ export function DevicePage({ mac }: { readonly mac: string }) {
               </>
             )}
             {typeof d.devVendor === 'string' && d.devVendor && ` · ${d.devVendor}`}
+            {typeof d.devSite === 'string' && d.devSite && (
+              <span class="site">
+                {' · site '}
+                <Link href={`/?site=${encodeURIComponent(d.devSite)}`}>{d.devSite}</Link>
+                {typeof d.devSyncHubNode === 'string' && d.devSyncHubNode && (
+                  <span title="The probe that saw it last"> (probe {d.devSyncHubNode})</span>
+                )}
+              </span>
+            )}
             {' · last seen '}
             <Time value={d.devLastConnection as string | null} />
           </p>

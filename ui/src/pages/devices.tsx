@@ -1,6 +1,6 @@
 /**
  * The device list: counters per status group, a status filter, a presence filter (sleeping,
- * flapping), search, sort by column, and paging
+ * flapping), a site filter, search, sort by column, and paging
  * done by the server, so that 10,000 devices cost one page of rows. Filters live in the URL.
  * Rows can be selected (one by one, the page, or the whole filtered list) for a bulk edit: one
  * field set on all of them, or their deletion, in one `POST /devices/bulk`.
@@ -39,6 +39,7 @@ export interface DeviceItem {
   readonly devFlapping?: number;
   readonly devPrimaryIPv6?: string;
   readonly devRandomMac?: number;
+  readonly devSite?: string;
 }
 
 /** The mark of a random ("private") MAC, which a phone or laptop may rotate (docs/random-macs.md). */
@@ -86,6 +87,7 @@ const columns = [
   { key: 'devVendor', label: 'Vendor', className: 'wide' },
   { key: 'devOwner', label: 'Owner', className: 'wide' },
   { key: 'devType', label: 'Type', className: 'wide' },
+  { key: 'devSite', label: 'Site', className: 'wide' },
   { key: 'devLastConnection', label: 'Last seen', className: 'wide' },
 ] as const;
 
@@ -97,6 +99,24 @@ const presenceFilters: readonly { value: string; label: string }[] = [
   { value: 'sleeping', label: 'Sleeping' },
   { value: 'flapping', label: 'Flapping' },
 ];
+
+/** The site filter's value for devices with no site (`GET /devices?site=`). */
+const noSite = '(none)';
+
+/**
+ * The sites a device can have: the hub's own (SITE_NAME) and every probe's. Asked once per page;
+ * a server without probes (404) or a failed answer leaves just the ones known.
+ */
+function useSites(current: string): string[] {
+  const probes = useGet<{ probes: readonly { site: string }[] }>('/probes');
+  const settings = useGet<{ settings: readonly { name: string; value: string }[] }>('/settings');
+  const own = settings.data?.settings.find((s) => s.name === 'SITE_NAME')?.value;
+  const sites = new Set<string>();
+  if (own) sites.add(own);
+  for (const p of probes.data?.probes ?? []) sites.add(p.site);
+  if (current && current !== noSite) sites.add(current);
+  return [...sites].sort((a, b) => a.localeCompare(b));
+}
 
 /** The largest page `GET /devices` answers: "select all" of a filter reads the list in such pages. */
 const listPageMax = 1000;
@@ -229,7 +249,9 @@ export function DeviceList() {
   const presence = presenceFilters.some((f) => f.value === search.get('presence'))
     ? (search.get('presence') ?? '')
     : '';
-  const state = { status, q, sort, order, limit, offset, presence };
+  const site = search.get('site') ?? '';
+  const sites = useSites(site);
+  const state = { status, q, sort, order, limit, offset, presence, site };
   const update = (changes: Partial<typeof state>) => {
     const next = { ...state, offset: 0, ...changes };
     setQuery({
@@ -240,12 +262,14 @@ export function DeviceList() {
       limit: next.limit === 50 ? undefined : next.limit,
       offset: next.offset || undefined,
       presence: next.presence || undefined,
+      site: next.site || undefined,
     });
   };
 
   const params = new URLSearchParams({ status, sort, order, limit: String(limit), offset: String(offset) });
   if (q.trim()) params.set('q', q.trim());
   if (presence) params.set(presence, '1');
+  if (site) params.set('site', site === noSite ? '' : site);
   const list = useGet<DevicePage>(`/devices?${params.toString()}`);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const selectAll = useAction();
@@ -382,6 +406,24 @@ export function DeviceList() {
           </select>
         </div>
         <div class="field">
+          <label for="device-site">Site</label>
+          <select
+            id="device-site"
+            value={site}
+            onChange={(e) => {
+              update({ site: e.currentTarget.value });
+            }}
+          >
+            <option value="">Any</option>
+            {sites.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+            <option value={noSite}>No site</option>
+          </select>
+        </div>
+        <div class="field">
           <label for="device-page-size">Per page</label>
           <select
             id="device-page-size"
@@ -512,6 +554,7 @@ export function DeviceList() {
                 <td class="wide">{d.devVendor}</td>
                 <td class="wide">{d.devOwner}</td>
                 <td class="wide">{d.devType}</td>
+                <td class="wide">{d.devSite}</td>
                 <td class="wide">
                   <Time value={d.devLastConnection} />
                 </td>
