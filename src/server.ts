@@ -25,7 +25,7 @@ import { Metrics } from './metrics/metrics.js';
 import mcpRoutes from './mcp/routes.js';
 import metricsRoutes, { instrumentRequests } from './metrics/routes.js';
 import nettoolsRoutes from './nettools/routes.js';
-import { ToolRunner } from './nettools/runner.js';
+import { ToolRunner, type ToolRunnerOptions } from './nettools/runner.js';
 import type { RunTool } from './scanner/discovery.js';
 import { interfaceProblem } from './scanner/link.js';
 import scanRoutes from './scanner/routes.js';
@@ -66,6 +66,28 @@ export interface Server {
 
 /** arp-scan prints ~50 bytes per host: a /16 needs ~3 MB, more than TOOL_OUTPUT_LIMIT's default. */
 const discoveryOutputLimit = 16 * 1024 * 1024;
+
+/**
+ * The one tool runner of a server, after the clean-up of the commands and temp files a killed
+ * predecessor left behind (normally there are none).
+ */
+function startToolRunner(
+  config: Config,
+  logger: Logger,
+  onOutcome?: ToolRunnerOptions['onOutcome'],
+): ToolRunner {
+  const leftovers = cleanupOrphans();
+  if (leftovers.killed.length > 0 || leftovers.removed.length > 0)
+    logger.warn(leftovers, 'removed what a previous server left behind');
+  return new ToolRunner({
+    toolPath: config.TOOL_PATH,
+    concurrency: config.TOOL_CONCURRENCY,
+    queue: config.TOOL_QUEUE,
+    outputLimit: config.TOOL_OUTPUT_LIMIT,
+    logger: logger.child({ component: 'nettools' }),
+    ...(onOutcome === undefined ? {} : { onOutcome }),
+  });
+}
 
 export interface ServerOptions {
   /** Test and bench seam: the ports the mDNS and NetBIOS name sources ask (stand-ins on loopback). */
@@ -124,19 +146,8 @@ export async function createServer(
   });
   await app.register(newerCompatRoutes, { repository: devices, eventLog, store: compatStore });
 
-  // Commands and temp files a killed predecessor left behind (normally there are none).
-  const leftovers = cleanupOrphans();
-  if (leftovers.killed.length > 0 || leftovers.removed.length > 0)
-    logger.warn(leftovers, 'removed what a previous server left behind');
-  const runner = new ToolRunner({
-    toolPath: config.TOOL_PATH,
-    concurrency: config.TOOL_CONCURRENCY,
-    queue: config.TOOL_QUEUE,
-    outputLimit: config.TOOL_OUTPUT_LIMIT,
-    logger: logger.child({ component: 'nettools' }),
-    onOutcome: (tool, outcome) => {
-      metrics.recordToolRun(tool, outcome);
-    },
+  const runner = startToolRunner(config, logger, (tool, outcome) => {
+    metrics.recordToolRun(tool, outcome);
   });
   await app.register(nettoolsRoutes, { config, runner });
   const missing = runner.missingPackages();
@@ -320,16 +331,7 @@ export async function createProbeServer(
     corsOrigins: config.CORS_ORIGINS,
     trustProxy: config.TRUST_PROXY,
   });
-  const leftovers = cleanupOrphans();
-  if (leftovers.killed.length > 0 || leftovers.removed.length > 0)
-    logger.warn(leftovers, 'removed what a previous server left behind');
-  const runner = new ToolRunner({
-    toolPath: config.TOOL_PATH,
-    concurrency: config.TOOL_CONCURRENCY,
-    queue: config.TOOL_QUEUE,
-    outputLimit: config.TOOL_OUTPUT_LIMIT,
-    logger: logger.child({ component: 'nettools' }),
-  });
+  const runner = startToolRunner(config, logger);
   const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>
     runner.run({ tool, args, timeoutMs, signal, allowNonZeroExit: true, outputLimit: discoveryOutputLimit });
   const probe = new Probe({

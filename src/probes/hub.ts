@@ -25,7 +25,7 @@ import type { DeviceNames } from '../names/resolver.js';
 import { mergeSightings } from '../scanner/discovery.js';
 import { prefix64 } from '../scanner/ipv6.js';
 import { MacStep, type DhcpIdentity } from '../scanner/macs.js';
-import { withLinks } from '../scanner/scanner.js';
+import { appliedMessage, withLinks } from '../scanner/scanner.js';
 import { planCycle, type PlannedEvent } from '../scanner/state-machine.js';
 import { inSubnet } from '../scanner/subnets.js';
 import type { ProbeRecord, ProbeStatus, ProbeStore } from '../store/probes.js';
@@ -329,21 +329,7 @@ export class ProbeHub {
       { event: 'probe-cycle', probe: probe.name, site: probe.site, ...plan.counts },
       "a probe's cycle applied",
     );
-    this.options.feed?.publish('scan-applied', {
-      events: plan.events.map((e) => ({
-        mac: e.mac,
-        ip: e.ip,
-        type: e.type,
-        time: e.dateTime,
-        additionalInfo: e.additionalInfo,
-      })),
-      presence: [
-        ...plan.newDevices.map((d) => ({ mac: d.devMac, present: true })),
-        ...plan.updates
-          .filter((u) => known.get(u.mac)?.presentLastScan !== (u.presentLastScan === 1))
-          .map((u) => ({ mac: u.mac, present: u.presentLastScan === 1 })),
-      ],
-    });
+    this.options.feed?.publish('scan-applied', appliedMessage(plan, known));
     return {
       applied: true,
       repeated: false,

@@ -14,6 +14,7 @@ import type { DeviceStore } from '../store/devices.js';
 import type { PresenceStore } from '../store/presence.js';
 import type { NotifyRequest } from '../store/outbox.js';
 import type { MemoryWrite } from '../store/watch.js';
+import type { KnownDevice } from '../devices/presence.js';
 import { DomainError } from '../errors.js';
 import {
   discoverSubnet,
@@ -142,6 +143,28 @@ export function withLinks(
     events: [...plan.events, ...events],
     links: links.map((link) => ({ ...link, dateTime: at })),
     aliasesSeen: macs.aliasesSeen.map((mac) => ({ mac, dateTime: at })),
+  };
+}
+
+/**
+ * The change feed's `scan-applied` message of an applied cycle: its events, and the devices whose
+ * presence it changed (new ones, and those whose presentLastScan flipped against `known`).
+ */
+export function appliedMessage(plan: ScanPlan, known: ReadonlyMap<string, KnownDevice>) {
+  return {
+    events: plan.events.map((e) => ({
+      mac: e.mac,
+      ip: e.ip,
+      type: e.type,
+      time: e.dateTime,
+      additionalInfo: e.additionalInfo,
+    })),
+    presence: [
+      ...plan.newDevices.map((d) => ({ mac: d.devMac, present: true })),
+      ...plan.updates
+        .filter((u) => known.get(u.mac)?.presentLastScan !== (u.presentLastScan === 1))
+        .map((u) => ({ mac: u.mac, present: u.presentLastScan === 1 })),
+    ],
   };
 }
 
@@ -373,21 +396,7 @@ export class Scanner {
           { event: 'scan-cycle', ...plan.counts, named: naming?.named ?? 0 },
           'scan cycle applied',
         );
-        this.options.feed?.publish('scan-applied', {
-          events: plan.events.map((e) => ({
-            mac: e.mac,
-            ip: e.ip,
-            type: e.type,
-            time: e.dateTime,
-            additionalInfo: e.additionalInfo,
-          })),
-          presence: [
-            ...plan.newDevices.map((d) => ({ mac: d.devMac, present: true })),
-            ...plan.updates
-              .filter((u) => known.get(u.mac)?.presentLastScan !== (u.presentLastScan === 1))
-              .map((u) => ({ mac: u.mac, present: u.presentLastScan === 1 })),
-          ],
-        });
+        this.options.feed?.publish('scan-applied', appliedMessage(plan, known));
       } catch (err) {
         errors.push(`applying the cycle failed: ${err instanceof Error ? err.message : String(err)}`);
       }
