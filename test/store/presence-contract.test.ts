@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
-import type { KnownDevice, NameUpdate } from '../../src/devices/presence.js';
+import type { KnownDevice, NameUpdate, SiteMark } from '../../src/devices/presence.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import type { PostgresPool } from '../../src/store/postgres/pool.js';
@@ -40,7 +40,12 @@ function seen(ip: string): Observation {
 }
 
 /** Each cycle: who answers, at which address; a name found for A in the fourth; SQL run before it. */
-const cycles: { sightings: Record<string, string>; names?: NameUpdate[]; before?: string }[] = [
+const cycles: {
+  sightings: Record<string, string>;
+  names?: NameUpdate[];
+  sites?: SiteMark[];
+  before?: string;
+}[] = [
   { sightings: { [A]: '192.168.1.10', [B]: '192.168.1.11', [C]: '192.168.1.12' } },
   {
     sightings: { [A]: '192.168.1.10', [B]: '192.168.1.11' },
@@ -51,6 +56,11 @@ const cycles: { sightings: Record<string, string>; names?: NameUpdate[]; before?
   {
     sightings: { [A]: '192.168.1.20' },
     names: [{ mac: A, name: 'printer', source: 'dhcp', fqdn: 'printer.lan' }],
+    // A probe's cycle marks where A was seen; a mark that changes nothing is written as nothing.
+    sites: [
+      { mac: A, site: 'branch', node: 'probe-1' },
+      { mac: B, site: '', node: '' },
+    ],
   },
   { sightings: { [B]: '192.168.1.11', [C]: '192.168.1.12' } },
   { sightings: {} },
@@ -168,6 +178,7 @@ describe('the presence contract on SQLite and PostgreSQL', { skip }, () => {
       const plan = (known: Map<string, KnownDevice>) => ({
         ...planCycle({ known, observations, missesBeforeAbsent: 2, now }),
         names: cycle.names ?? [],
+        sites: cycle.sites ?? [],
       });
       await lite.applyPresence(plan(knownLite), extras(i, now, observations.size));
       await pg.applyPresence(plan(knownPg), extras(i, now, observations.size));
@@ -188,6 +199,13 @@ describe('the presence contract on SQLite and PostgreSQL', { skip }, () => {
     assert.ok(events.some((e) => e.eve_EventType === 'IP Changed'));
     assert.ok(sessions.some((s) => s.ses_StillConnected === 0));
     assert.equal(devices.find((d) => d.devMac === A)?.devName, 'printer');
+    assert.equal(devices.find((d) => d.devMac === A)?.devSite, 'branch');
+    // A probe's read: its site's devices and the MACs it saw, the same on both.
+    assert.deepEqual(
+      sortedPresence(await pg.loadSitePresence('branch', [C])),
+      sortedPresence(await lite.loadSitePresence('branch', [C])),
+    );
+    assert.deepEqual([...(await pg.loadSitePresence('branch', [C])).keys()].sort(), [A, C].sort());
   });
 
   test('retention and the clean-up of the scanner memory do the same', async () => {

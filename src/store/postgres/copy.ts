@@ -28,6 +28,8 @@ export const copiedTables = [
   { table: 'WatchMemory', key: ['wat_Kind', 'wat_Key'], rowid: false },
   { table: 'NotificationPayloads', key: ['id'], rowid: false },
   { table: 'Notifications', key: ['id'], rowid: false },
+  { table: 'Probes', key: ['prb_Id'], rowid: false },
+  { table: 'ProbeCycles', key: ['pcy_ProbeId', 'pcy_CycleId'], rowid: false },
 ] as const;
 
 /** Tables the PostgreSQL store keeps that are derived, or its own bookkeeping. */

@@ -394,6 +394,34 @@ export const postgresMigrations: readonly PostgresMigration[] = [
           REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION netkeep_sessions_counts();
     `,
   },
+  {
+    description:
+      "SQLite's version 11: Probes (a hub's remote scanners, token stored as a SHA-256 hash), ProbeCycles (the cycleIds applied per probe) and Devices_site",
+    sqliteVersion: 11,
+    sql: `
+        CREATE TABLE "Probes" (
+          "prb_Id" TEXT COLLATE "C" PRIMARY KEY NOT NULL,
+          "prb_Name" TEXT COLLATE "C" NOT NULL UNIQUE,
+          "prb_Site" TEXT COLLATE "C" NOT NULL,
+          "prb_TokenHash" BYTEA NOT NULL,
+          "prb_CreatedAt" TEXT COLLATE "C" NOT NULL,
+          "prb_Subnets" TEXT COLLATE "C" NOT NULL DEFAULT '[]',
+          "prb_LastCycleAt" TEXT COLLATE "C",
+          "prb_LastCycleStartedAt" TEXT COLLATE "C",
+          "prb_Status" TEXT COLLATE "C" NOT NULL DEFAULT 'never' CHECK ("prb_Status" IN ('never', 'online', 'offline')),
+          "prb_SpooledCycles" BIGINT NOT NULL DEFAULT 0,
+          "prb_DroppedCycles" BIGINT NOT NULL DEFAULT 0
+        );
+        CREATE TABLE "ProbeCycles" (
+          "pcy_ProbeId" TEXT COLLATE "C" NOT NULL REFERENCES "Probes" ("prb_Id") ON DELETE CASCADE,
+          "pcy_CycleId" TEXT COLLATE "C" NOT NULL,
+          "pcy_AppliedAt" TEXT COLLATE "C" NOT NULL,
+          PRIMARY KEY ("pcy_ProbeId", "pcy_CycleId")
+        );
+        CREATE INDEX "ProbeCycles_applied" ON "ProbeCycles" ("pcy_ProbeId", "pcy_AppliedAt");
+        CREATE INDEX "Devices_site" ON "Devices" ("devSite");
+    `,
+  },
 ];
 
 /** The number of PostgreSQL migrations applied to the database (0 for a new database). */

@@ -130,10 +130,14 @@ export class PostgresPresenceStore implements PresenceStore {
   async applyOn(client: PoolClient, changes: PresenceChanges, extras: PresenceExtras = {}): Promise<void> {
     await this.writePresence(client, changes);
     for (const { kind, key, value } of extras.memory ?? []) await remember(client, kind, key, value);
-    if (extras.notify !== undefined) {
+    const requests = [...(extras.notify === undefined ? [] : [extras.notify]), ...(extras.notices ?? [])];
+    for (const request of requests) {
       if (this.outbox === undefined) throw new Error('a cycle with notifications needs the outbox');
-      await this.outbox.writeRequested(extras.notify, client);
+      await this.outbox.writeRequested(request, client);
     }
+    // Said, not skipped: the probes' tables exist here, their store does not yet (docs/postgresql.md).
+    if (extras.probeCycle !== undefined)
+      throw new Error("a probe's cycle is not yet stored on PostgreSQL: the probe store is SQLite's only");
     extras.testOnlyBeforeCommit?.();
   }
 
@@ -175,6 +179,13 @@ export class PostgresPresenceStore implements PresenceStore {
         vendor: u.vendor,
         ipv6: u.primaryIPv6,
       })),
+    );
+    // Where each device was seen last: its site and the probe ('' for the hub's own cycles).
+    await run(
+      `UPDATE "Devices" AS d SET "devSite" = m.site, "devSyncHubNode" = m.node
+       FROM json_to_recordset($1::json) AS m (mac text, site text, node text)
+       WHERE d."devMac" = m.mac AND NOT (d."devSite" = m.site AND d."devSyncHubNode" = m.node)`,
+      changes.sites ?? [],
     );
     // Close before open: a device never has two open sessions within one cycle.
     await run(
