@@ -18,10 +18,12 @@ import { rowToJson, type DeviceRow } from '../src/devices/catalogue.js';
 import { deviceListStatements } from '../src/store/sqlite/device-sql.js';
 import { deviceGroups, deviceStatus, totalsArray, type DeviceGroup } from '../src/devices/status.js';
 import { deviceTotalsSql } from '../src/store/sqlite/status-sql.js';
+import { registerListFunctions } from '../src/store/sqlite/list-sql.js';
 import { isRandomMac } from '../src/validation.js';
 import { ceilingPages } from './ceiling-pages.js';
 
 const db = new Database(join(process.env.DATA_DIR ?? '.', 'netkeep.db'), { readonly: true });
+registerListFunctions(db);
 const devices = new Map<string, string>();
 for (const row of db.prepare('SELECT * FROM Devices').all() as DeviceRow[]) {
   devices.set(

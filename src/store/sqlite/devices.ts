@@ -63,8 +63,8 @@ import {
   nameSql,
   searchTextsSql,
 } from './device-sql.js';
-import { naturalKey, naturalKeyFunction, type DeviceListQuery } from '../../devices/list-query.js';
-import { listParams } from './list-sql.js';
+import type { DeviceListQuery } from '../../devices/list-query.js';
+import { listParams, registerListFunctions } from './list-sql.js';
 import { deviceCounters, deviceGroups, deviceStatus, type DeviceCounter } from '../../devices/status.js';
 import { deviceCounterBitsSql, deviceCountsSql } from './status-sql.js';
 import { watchSql } from './watch.js';
@@ -245,9 +245,7 @@ export class SqliteDevices {
     this.periods = new PeriodStatistics(db);
     this.presence = new SqlitePresence(db);
     this.tracking = new ChangeTracking(db);
-    db.function(naturalKeyFunction, { deterministic: true }, (name: unknown) =>
-      typeof name === 'string' ? naturalKey(name) : null,
-    );
+    registerListFunctions(db);
     this.deleteScanStateStmt = db.prepare(deviceSql.deleteScanState);
     this.deletePortsStmt = db.prepare(watchSql.deleteDevicePorts);
     this.deletePortMemoryStmt = db.prepare(watchSql.deleteDeviceMemory);

@@ -3,9 +3,11 @@
  * here, the status predicates of status-sql.ts and the catalogue's column names; the search text is
  * only ever a bound parameter (LIKE with its wildcards escaped).
  */
+import type { Database } from 'better-sqlite3';
 import { fieldsByName } from '../../devices/catalogue.js';
 import {
   macSearchText,
+  naturalKey,
   naturalKeyFunction,
   searchColumns,
   type DeviceListQuery,
@@ -102,4 +104,14 @@ export function searchParams(q: string | undefined): Record<string, string> {
 export function listParams(query: DeviceListQuery): Record<string, string> {
   const search = searchParams(query.q);
   return query.site === undefined ? search : { ...search, site: query.site };
+}
+
+/**
+ * The SQL functions the list statements call (the name sort's natural key), on one connection:
+ * every connection that prepares them registers these first (the store, the bench's ceiling).
+ */
+export function registerListFunctions(db: Database): void {
+  db.function(naturalKeyFunction, { deterministic: true }, (name: unknown) =>
+    typeof name === 'string' ? naturalKey(name) : null,
+  );
 }
