@@ -9,44 +9,52 @@
  * and scanner memory with it and frees its children. Column names come only from the catalogue
  * (`toColumns` refuses any other name).
  */
-import type { PoolClient } from 'pg';
 import { withNameSource } from '../../devices/catalogue.js';
 import { dbTime } from '../../time.js';
 import type { EventJson, SessionJson } from '../../devices/history.js';
 import type { NameUpdate, StoredDeviceName } from '../../devices/presence.js';
 import type { Period } from '../../time.js';
-import type { CreateResult, DeviceChanges, DeviceChild, DeviceValue, Page, PageResult } from '../devices.js';
+import type { DeviceListQuery } from '../../devices/list-query.js';
+import type {
+  BulkEdit,
+  BulkResult,
+  CreateResult,
+  DeviceChanges,
+  DeviceChild,
+  DeviceListItem,
+  MacsResult,
+  Page,
+  PageResult,
+  SearchTexts,
+} from '../devices.js';
 import {
   childOf,
   defaultCustomProps,
   nameOf,
-  parentCycleError,
   toColumns,
   type ChildRow,
   type NameRow,
 } from '../sqlite/devices.js';
 import { copiedColumns } from '../sqlite/device-sql.js';
 import { newDeviceRow } from '../sqlite/rows.js';
+import { PostgresDeviceLists } from './device-lists.js';
 import { PostgresHistoryStore } from './history.js';
+import { PostgresMacWrites } from './macs.js';
 import type { PostgresPool } from './pool.js';
 import { writeNames } from './presence.js';
-
-/** A devName written through the API is the user's (or, when it is no name, none at all). */
-async function markNameWritten(client: PoolClient, mac: string): Promise<void> {
-  await client.query(
-    `UPDATE "Devices" SET "devNameSource" = CASE WHEN "devName" IN ('', '(unknown)') THEN '' ELSE 'user' END
-     WHERE "devMac" = $1`,
-    [mac],
-  );
-}
+import { deleteDevice, markNameWritten, refuseParentCycle, updateDevice } from './device-writes.js';
 
 const nameColumns = 'SELECT "devMac", "devName", "devNameSource", "devFQDN", "devLastIP" FROM "Devices"';
 
 export class PostgresDeviceStore {
   private readonly history: PostgresHistoryStore;
+  private readonly lists: PostgresDeviceLists;
+  private readonly macWrites: PostgresMacWrites;
 
   constructor(private readonly store: PostgresPool) {
     this.history = new PostgresHistoryStore(store);
+    this.lists = new PostgresDeviceLists(store);
+    this.macWrites = new PostgresMacWrites(store);
   }
 
   /** The devMac of the device that has `mac` (own MAC or alias); `mac` itself when none has it. */
@@ -64,6 +72,34 @@ export class PostgresDeviceStore {
       'SELECT "dma_MAC" AS alias, "dma_DevMac" AS "devMac" FROM "DeviceMacs"',
     );
     return new Map(rows.map((row) => [row.alias, row.devMac]));
+  }
+
+  merge(to: string, from: string, now: Date): Promise<MacsResult> {
+    return this.macWrites.merge(to, from, now);
+  }
+
+  split(mac: string, alias: string, now: Date): Promise<MacsResult & { readonly split: string }> {
+    return this.macWrites.split(mac, alias, now);
+  }
+
+  bulkEdit(macs: readonly string[], edit: BulkEdit): Promise<BulkResult> {
+    return this.macWrites.bulkEdit(macs, edit);
+  }
+
+  listDevices(query: DeviceListQuery, page: Page): Promise<PageResult<DeviceListItem>> {
+    return this.lists.listDevices(query, page);
+  }
+
+  listOrder(query: DeviceListQuery): Promise<string[]> {
+    return this.lists.listOrder(query);
+  }
+
+  listItems(macs: readonly string[]): Promise<(DeviceListItem | undefined)[]> {
+    return this.lists.listItems(macs);
+  }
+
+  searchTexts(macs?: readonly string[]): Promise<SearchTexts[]> {
+    return this.lists.searchTexts(macs);
   }
 
   async listChildren(mac: string): Promise<DeviceChild[]> {
@@ -136,7 +172,7 @@ export class PostgresDeviceStore {
       ),
     );
     return this.store.transaction(async (client) => {
-      await this.refuseParentCycle(client, mac, changes.devParentMAC);
+      await refuseParentCycle(client, mac, changes.devParentMAC);
       const alias = await client.query('SELECT 1 FROM "DeviceMacs" WHERE "dma_MAC" = $1', [mac]);
       if (alias.rows.length > 0) return 'exists';
       const inserted = await client.query(
@@ -150,43 +186,12 @@ export class PostgresDeviceStore {
 
   /** Sets the given fields only. False when the device does not exist. */
   async update(mac: string, changes: DeviceChanges): Promise<boolean> {
-    const columns = toColumns(changes);
-    const names = Object.keys(columns);
-    return this.store.transaction(async (client) => {
-      await this.refuseParentCycle(client, mac, changes.devParentMAC);
-      const set = names.map((name, i) => `"${name}" = $${i + 2}`).join(', ');
-      const updated = await client.query(
-        names.length === 0
-          ? 'SELECT 1 FROM "Devices" WHERE "devMac" = $1'
-          : `UPDATE "Devices" SET ${set} WHERE "devMac" = $1`,
-        [mac, ...names.map((name) => columns[name] ?? null)],
-      );
-      const found = (updated.rowCount ?? 0) > 0;
-      // Any devName written through the API is the user's (or, when it is no name, none at all).
-      if (found && Object.hasOwn(changes, 'devName')) {
-        await markNameWritten(client, mac);
-      }
-      return found;
-    });
+    return this.store.transaction((client) => updateDevice(client, mac, changes));
   }
 
   /** Removes the device, its aliases, history, ports and scanner memory; frees its children. */
   async delete(mac: string): Promise<boolean> {
-    return this.store.transaction(async (client) => {
-      const deleted = await client.query('DELETE FROM "Devices" WHERE "devMac" = $1', [mac]);
-      if (deleted.rowCount === 0) return false;
-      for (const sql of [
-        'DELETE FROM "DeviceMacs" WHERE "dma_DevMac" = $1',
-        'DELETE FROM "Events" WHERE "eve_MAC" = $1',
-        'DELETE FROM "Sessions" WHERE "ses_MAC" = $1',
-        'DELETE FROM "ScanState" WHERE "mac" = $1',
-        'DELETE FROM "DevicePorts" WHERE "dpo_MAC" = $1',
-        `DELETE FROM "WatchMemory" WHERE "wat_Kind" = 'ports-scanned' AND "wat_Key" = $1`,
-        `UPDATE "Devices" SET "devParentMAC" = '' WHERE "devParentMAC" = $1`,
-      ])
-        await client.query(sql, [mac]);
-      return true;
-    });
+    return this.store.transaction((client) => deleteDevice(client, mac));
   }
 
   /** Removes the device's events, sessions and scanner memory; the device stays. */
@@ -245,23 +250,5 @@ export class PostgresDeviceStore {
       await markNameWritten(client, to);
       return true;
     });
-  }
-
-  /** A device may not hang under itself or under one of its own descendants (the tree would loop). */
-  private async refuseParentCycle(
-    client: PoolClient,
-    mac: string,
-    parent: DeviceValue | undefined,
-  ): Promise<void> {
-    if (typeof parent !== 'string' || parent === '') return;
-    // Walks devParentMAC up from `parent`; UNION (not ALL) ends the walk on a loop already stored.
-    const found = await client.query(
-      `WITH RECURSIVE up(mac) AS (
-         SELECT $1::text COLLATE "C" UNION SELECT d."devParentMAC" FROM "Devices" d JOIN up ON d."devMac" = up.mac
-         WHERE d."devParentMAC" <> '')
-       SELECT 1 FROM up WHERE mac = $2 LIMIT 1`,
-      [parent, mac],
-    );
-    if (found.rows.length > 0) throw parentCycleError(mac, parent);
   }
 }

@@ -108,55 +108,80 @@ export const deviceSql = {
 } as const;
 
 /**
+ * How a dialect writes the merge's rules: a column of the target row (`Devices`) and of the `from`
+ * row (`f`), and its two-argument minimum and maximum. The PostgreSQL store writes the same rules
+ * with its own (src/store/postgres/macs.ts), so both stores merge alike.
+ */
+export interface MergeDialect {
+  readonly to: (name: string) => string;
+  readonly from: (name: string) => string;
+  readonly least: string;
+  readonly greatest: string;
+}
+
+const sqliteMerge: MergeDialect = {
+  to: (name) => `Devices.${name}`,
+  from: (name) => `f.${name}`,
+  least: 'MIN',
+  greatest: 'MAX',
+};
+
+/**
  * "Empty" for a merge: the value a device has when nobody set it (the `from` device's value is
  * taken then). Flags and hours are never empty: the target's win.
  */
-function emptySql(name: string): string | undefined {
+function emptySql(d: MergeDialect, name: string): string | undefined {
   const f = storedFields.find((field) => field.name === name);
   if (f === undefined) return undefined;
-  if (name === 'devName') return "Devices.devName IN ('', '(unknown)')";
+  if (name === 'devName') return `${d.to('devName')} IN ('', '(unknown)')`;
   switch (f.kind) {
     case 'text':
-      return `Devices.${name} = ''`;
+      return `${d.to(name)} = ''`;
     case 'time':
     case 'port':
-      return `Devices.${name} IS NULL`;
+      return `${d.to(name)} IS NULL`;
     case 'json':
-      return `Devices.${name} = '[]'`;
+      return `${d.to(name)} = '[]'`;
     default:
       return undefined;
   }
 }
 
 /** Fields a merge decides by what was observed rather than by "the target's non-empty wins". */
-const observedOnMerge: Readonly<Record<string, string>> = {
-  devFirstConnection:
-    'MIN(COALESCE(Devices.devFirstConnection, f.devFirstConnection), COALESCE(f.devFirstConnection, Devices.devFirstConnection))',
-  devLastConnection:
-    'MAX(COALESCE(Devices.devLastConnection, f.devLastConnection), COALESCE(f.devLastConnection, Devices.devLastConnection))',
-  devPresentLastScan: 'MAX(Devices.devPresentLastScan, f.devPresentLastScan)',
-  // The last IP of whichever MAC was seen last.
-  devLastIP: `CASE WHEN Devices.devLastIP = '' OR COALESCE(f.devLastConnection, '') > COALESCE(Devices.devLastConnection, '')
-    THEN CASE WHEN f.devLastIP = '' THEN Devices.devLastIP ELSE f.devLastIP END ELSE Devices.devLastIP END`,
-  // The source follows the name it describes.
-  devNameSource:
-    "CASE WHEN Devices.devName IN ('', '(unknown)') THEN f.devNameSource ELSE Devices.devNameSource END",
-  // Never the target itself (from was its parent).
-  devParentMAC:
-    "CASE WHEN Devices.devParentMAC = '' AND f.devParentMAC != Devices.devMac THEN f.devParentMAC ELSE Devices.devParentMAC END",
-};
-
-function mergedValue(name: string): string | undefined {
-  const observed = observedOnMerge[name];
-  if (observed !== undefined) return observed;
-  const empty = emptySql(name);
-  return empty === undefined ? undefined : `CASE WHEN ${empty} THEN f.${name} ELSE Devices.${name} END`;
+function observedOnMerge(d: MergeDialect): Readonly<Record<string, string>> {
+  const { to: t, from: f } = d;
+  return {
+    devFirstConnection: `${d.least}(COALESCE(${t('devFirstConnection')}, ${f('devFirstConnection')}), COALESCE(${f('devFirstConnection')}, ${t('devFirstConnection')}))`,
+    devLastConnection: `${d.greatest}(COALESCE(${t('devLastConnection')}, ${f('devLastConnection')}), COALESCE(${f('devLastConnection')}, ${t('devLastConnection')}))`,
+    devPresentLastScan: `${d.greatest}(${t('devPresentLastScan')}, ${f('devPresentLastScan')})`,
+    // The last IP of whichever MAC was seen last.
+    devLastIP: `CASE WHEN ${t('devLastIP')} = '' OR COALESCE(${f('devLastConnection')}, '') > COALESCE(${t('devLastConnection')}, '')
+    THEN CASE WHEN ${f('devLastIP')} = '' THEN ${t('devLastIP')} ELSE ${f('devLastIP')} END ELSE ${t('devLastIP')} END`,
+    // The source follows the name it describes.
+    devNameSource: `CASE WHEN ${t('devName')} IN ('', '(unknown)') THEN ${f('devNameSource')} ELSE ${t('devNameSource')} END`,
+    // Never the target itself (from was its parent).
+    devParentMAC: `CASE WHEN ${t('devParentMAC')} = '' AND ${f('devParentMAC')} != ${t('devMac')} THEN ${f('devParentMAC')} ELSE ${t('devParentMAC')} END`,
+  };
 }
 
-const mergedColumns = storedFields
-  .filter((f) => f.name !== 'devMac' && f.name !== 'devGUID')
-  .map((f) => [f.name, mergedValue(f.name)] as const)
-  .filter((entry): entry is readonly [string, string] => entry[1] !== undefined);
+/** Each stored field a merge sets (all but devMac and devGUID) and its new value, in `d`'s SQL. */
+export function mergedColumns(d: MergeDialect): (readonly [string, string])[] {
+  const observed = observedOnMerge(d);
+  return storedFields
+    .filter((f) => f.name !== 'devMac' && f.name !== 'devGUID')
+    .map((f) => {
+      const rule = observed[f.name];
+      if (rule !== undefined) return [f.name, rule] as const;
+      const empty = emptySql(d, f.name);
+      return [
+        f.name,
+        empty === undefined
+          ? undefined
+          : `CASE WHEN ${empty} THEN ${d.from(f.name)} ELSE ${d.to(f.name)} END`,
+      ] as const;
+    })
+    .filter((entry): entry is readonly [string, string] => entry[1] !== undefined);
+}
 
 /**
  * Several MACs per device: DeviceMacs holds a device's other MACs (aliases); its own MAC is its
@@ -180,7 +205,9 @@ export const macSql = {
   seenTimes:
     'SELECT devFirstConnection AS firstSeen, devLastConnection AS lastSeen FROM Devices WHERE devMac = ?',
   // The target's non-empty fields win; its empty ones take from's (see emptySql, observedOnMerge).
-  mergeFields: `UPDATE Devices SET ${mergedColumns.map(([n, v]) => `${n} = ${v}`).join(',\n      ')}
+  mergeFields: `UPDATE Devices SET ${mergedColumns(sqliteMerge)
+    .map(([n, v]) => `${n} = ${v}`)
+    .join(',\n      ')}
     FROM Devices AS f WHERE Devices.devMac = @to AND f.devMac = @from`,
   // A device never has two open sessions: from's is closed when the target has one.
   closeFromSession: `UPDATE Sessions INDEXED BY Sessions_open

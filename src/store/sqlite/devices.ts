@@ -37,6 +37,7 @@ import {
 import type { NameUpdate, StoredDeviceName } from '../../devices/presence.js';
 import {
   type BulkEdit,
+  type BulkFailure,
   type BulkResult,
   type ChangeReader,
   type CreateResult,
@@ -130,8 +131,39 @@ interface SeenTimes {
 /** A device's own MAC first, then its aliases. */
 const withOwn = (mac: string, aliases: readonly string[]): string[] => [mac, ...aliases];
 
-const notFoundError = (mac: string): DomainError =>
+export const notFoundError = (mac: string): DomainError =>
   new DomainError('not-found', `Device ${mac} not found.`, { code: 'DEVICE_NOT_FOUND' });
+
+/**
+ * A device a bulk edit could not change, from the error that refused it. Only a rule refused before
+ * anything was written (PARENT_CYCLE, or no such device) is one device's failure; anything else is
+ * thrown again and fails the whole edit (its transaction rolls back), in both stores.
+ */
+export function bulkFailure(given: string, err: unknown): BulkFailure {
+  if (!(err instanceof DomainError) || (err.kind !== 'invalid' && err.kind !== 'not-found')) throw err;
+  return { mac: given, code: err.code, message: err.message };
+}
+
+/** A merge's `from` that is already a MAC of device `owner` (both stores refuse it). */
+export const alreadyMergedError = (from: string, owner: string, target: string): DomainError =>
+  new DomainError(
+    'conflict',
+    `${from} is already a MAC of device ${owner}${owner === target ? '' : '; merge that device, or split the MAC first'}.`,
+    { code: 'ALREADY_MERGED' },
+  );
+
+export const sameDeviceError = (to: string, from: string): DomainError =>
+  new DomainError('invalid', `${to} and ${from} are the same device.`, { code: 'SAME_DEVICE' });
+
+/** A split of `alias`, which is not an alias of device `owner`. */
+export const notAnAliasError = (alias: string, owner: string): DomainError =>
+  new DomainError(
+    'invalid',
+    alias === owner
+      ? `${alias} is the device's own MAC; only an alias can be split off.`
+      : `${alias} is not an alias of device ${owner}.`,
+    { code: 'NOT_AN_ALIAS' },
+  );
 
 /**
  * The synchronous SQLite device engine behind `SqliteDeviceStore` (device-store.ts), which gives
@@ -308,15 +340,9 @@ export class SqliteDevices {
       const target = this.resolveMac(to);
       if (this.existsStmt.get(target) === undefined) throw notFoundError(to);
       const owner = this.resolveStmt.get(from);
-      if (owner !== undefined)
-        throw new DomainError(
-          'conflict',
-          `${from} is already a MAC of device ${owner}${owner === target ? '' : '; merge that device, or split the MAC first'}.`,
-          { code: 'ALREADY_MERGED' },
-        );
+      if (owner !== undefined) throw alreadyMergedError(from, owner, target);
       if (this.existsStmt.get(from) === undefined) throw notFoundError(from);
-      if (from === target)
-        throw new DomainError('invalid', `${to} and ${from} are the same device.`, { code: 'SAME_DEVICE' });
+      if (from === target) throw sameDeviceError(to, from);
       const params = { from, to: target };
       const seen = this.seenTimesStmt.get(from);
       this.mergeFieldsStmt.run(params);
@@ -340,14 +366,7 @@ export class SqliteDevices {
       const owner = this.resolveMac(mac);
       if (this.existsStmt.get(owner) === undefined) throw notFoundError(mac);
       const seen = this.deleteAliasStmt.get({ alias, devMac: owner });
-      if (seen === undefined)
-        throw new DomainError(
-          'invalid',
-          alias === owner
-            ? `${alias} is the device's own MAC; only an alias can be split off.`
-            : `${alias} is not an alias of device ${owner}.`,
-          { code: 'NOT_AN_ALIAS' },
-        );
+      if (seen === undefined) throw notAnAliasError(alias, owner);
       const nowText = dbTime(now);
       // A device of its own again, with no history: what was recorded stays with the device.
       this.insertStmt.run(
@@ -491,13 +510,9 @@ export class SqliteDevices {
       try {
         const done = 'delete' in edit ? this.delete(mac) : this.update(mac, edit.set);
         if (done) result.changed.push(mac);
-        else
-          result.failed.push({ mac: given, code: 'DEVICE_NOT_FOUND', message: `Device ${given} not found.` });
+        else result.failed.push(bulkFailure(given, notFoundError(given)));
       } catch (err) {
-        // Only a rule refused before anything was written (PARENT_CYCLE) is one device's failure;
-        // anything else fails the whole edit (the write's savepoint rolls it back).
-        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
-        result.failed.push({ mac: given, code: err.code, message: err.message });
+        result.failed.push(bulkFailure(given, err));
       }
     }
     return result;

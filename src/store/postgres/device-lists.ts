@@ -1,0 +1,270 @@
+/**
+ * GET /devices on PostgreSQL (`DeviceStore.listDevices`, `listOrder`, `listItems`, `searchTexts`,
+ * ../devices.ts): the SQLite store's answers (src/store/sqlite/list-sql.ts), row for row and in the
+ * same order, ties included. How each of SQLite's rules is kept here:
+ * - text compares by bytes: every column is COLLATE "C" (SQLite's BINARY);
+ * - COLLATE NOCASE (sorts) and LIKE (search) fold ASCII letters only: lower() of a "C" text folds
+ *   only those, and the search patterns are folded the same way in JavaScript;
+ * - SQLite puts NULL first in an ascending order and last in a descending one: NULLS FIRST/LAST;
+ * - the name sort's natural key is a JavaScript function in SQLite (registerListFunctions): here the
+ *   filtered MACs and names are read and sorted with that same function, compared as SQLite compares
+ *   text (by UTF-8 bytes, i.e. by code point), so no second implementation of the key can drift;
+ * - a page and its total are read in one snapshot (REPEATABLE READ), like SQLite's read transaction.
+ * Every piece of SQL text comes from constants here and the catalogue's column names; the search
+ * text and the site are only ever bound parameters.
+ */
+import type { PoolClient, QueryResultRow } from 'pg';
+import { fieldsByName, rowToJson, storedFields, type DeviceRow } from '../../devices/catalogue.js';
+import {
+  macSearchText,
+  naturalKey,
+  searchColumns,
+  type DeviceListQuery,
+  type DeviceListStatus,
+  type SortColumn,
+} from '../../devices/list-query.js';
+import { deviceStatus, deviceStatuses, type DeviceGroup, type DeviceStatus } from '../../devices/status.js';
+import { isRandomMac } from '../../validation.js';
+import type { DeviceListItem, Page, PageResult, SearchTexts } from '../devices.js';
+import { containsPattern } from '../sqlite/list-sql.js';
+import type { PostgresPool } from './pool.js';
+
+const columnList = storedFields.map((f) => `"${f.name}"`).join(', ');
+
+/** devStatus as SQL over a Devices row (the flags are NOT NULL here, so `= 1` is SQLite's `IS 1`). */
+function statusSql(status: DeviceStatus): string {
+  switch (status) {
+    case 'On-line':
+      return '"devPresentLastScan" = 1';
+    case 'Down':
+      return '("devPresentLastScan" <> 1 AND "devAlertDown" = 1)';
+    case 'Off-line':
+      return '("devPresentLastScan" <> 1 AND "devAlertDown" <> 1)';
+  }
+}
+
+/** A group of the status counters as SQL (status-sql.ts `deviceGroupSql`'s rules). */
+function groupSql(group: DeviceGroup): string {
+  const active = '"devIsArchived" <> 1';
+  switch (group) {
+    case 'my':
+      return active;
+    case 'connected':
+      return `(${active} AND ${statusSql('On-line')})`;
+    case 'favorites':
+      return `(${active} AND "devFavorite" = 1)`;
+    case 'new':
+      return `(${active} AND "devIsNew" = 1)`;
+    case 'down':
+      return `(${active} AND ${statusSql('Down')})`;
+    case 'archived':
+      return '"devIsArchived" = 1';
+  }
+}
+
+/** devSleeping and devFlapping over a Devices row: the scanner's memory (status-sql.ts `presenceFlagSql`). */
+const flagSql = {
+  devSleeping: `("devCanSleep" = 1 AND "devPresentLastScan" = 1
+    AND EXISTS (SELECT 1 FROM "ScanState" s WHERE s."mac" = "Devices"."devMac" AND s."misses" > 0))`,
+  devFlapping: 'EXISTS (SELECT 1 FROM "ScanState" s WHERE s."mac" = "Devices"."devMac" AND s."flapping" = 1)',
+} as const;
+
+/** A list item's columns: every stored field, then the flags as 0/1. */
+const itemColumns = `${columnList}, (${flagSql.devSleeping})::int AS "devSleeping", (${flagSql.devFlapping})::int AS "devFlapping"`;
+
+/** devRandomMac: the second hex digit of the canonical devMac has bit 0x2 set. */
+const randomMacSql = `substr("devMac", 2, 1) IN ('2', '3', '6', '7', 'a', 'b', 'e', 'f')`;
+
+/** SQLite's NOCASE and LIKE fold ASCII letters only; so does this (toLowerCase would fold more). */
+const foldAscii = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+function statusPredicate(status: DeviceListStatus | undefined): string | undefined {
+  if (status === undefined || status === 'all') return undefined;
+  if ((deviceStatuses as readonly string[]).includes(status)) return statusSql(status as DeviceStatus);
+  return groupSql(status as DeviceGroup);
+}
+
+/** The WHERE clause of a query and its bound parameters ($1...). */
+function filterOf(query: DeviceListQuery): { readonly where: string; readonly params: string[] } {
+  const params: string[] = [];
+  const param = (value: string): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const flag = (name: keyof typeof flagSql, wanted: boolean | undefined): string | undefined =>
+    wanted === undefined ? undefined : wanted ? flagSql[name] : `NOT ${flagSql[name]}`;
+  let search: string | undefined;
+  if (query.q) {
+    const q = param(foldAscii(containsPattern(query.q)));
+    const qmac = param(foldAscii(containsPattern(macSearchText(query.q))));
+    search = `(lower("devMac") LIKE ${qmac} ESCAPE '\\' OR ${searchColumns
+      .map((column) => `lower("${column}") LIKE ${q} ESCAPE '\\'`)
+      .join(' OR ')})`;
+  }
+  const conditions = [
+    statusPredicate(query.status),
+    flag('devSleeping', query.sleeping),
+    flag('devFlapping', query.flapping),
+    search,
+    query.random === undefined ? undefined : query.random === 1 ? randomMacSql : `NOT ${randomMacSql}`,
+    query.site === undefined ? undefined : `"devSite" = ${param(query.site)}`,
+  ].filter((c): c is string => c !== undefined);
+  return { where: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params };
+}
+
+/** The ORDER BY of every sort but the name's (which is sorted in JavaScript, see `byName`). */
+function orderSql(sort: Exclude<SortColumn, 'devName'>, descending: boolean): string {
+  const direction = descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST';
+  const mac = `"devMac" ${descending ? 'DESC' : 'ASC'}`;
+  if (sort === 'devMac') return mac;
+  let term: string;
+  if (sort === 'devStatus')
+    term = `(CASE WHEN ${statusSql('On-line')} THEN 'On-line' WHEN ${statusSql('Down')} THEN 'Down' ELSE 'Off-line' END) COLLATE "C"`;
+  else term = fieldsByName.get(sort)?.kind === 'text' ? `lower("${sort}")` : `"${sort}"`;
+  return `${term} ${direction}, ${mac}`;
+}
+
+/**
+ * SQLite's BINARY order of two texts: by UTF-8 bytes, which is by code point. JavaScript compares
+ * UTF-16 code units, which differs only where a surrogate pair (U+10000 and up) meets U+E000-U+FFFF.
+ */
+export function compareText(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+interface NameRow {
+  readonly devMac: string;
+  readonly devName: string;
+}
+
+/**
+ * SQLite's `ORDER BY <unnamed>, netkeep_natural_key(devName) <dir>, devMac <dir>`: devices without
+ * a name last in either direction, then the natural key, then the MAC.
+ */
+export function byName(rows: readonly NameRow[], descending: boolean): string[] {
+  const sign = descending ? -1 : 1;
+  const keyed = rows.map((row) => ({
+    mac: row.devMac,
+    unnamed: row.devName === '' || row.devName === '(unknown)' ? 1 : 0,
+    key: naturalKey(row.devName),
+  }));
+  keyed.sort(
+    (a, b) => a.unnamed - b.unnamed || sign * compareText(a.key, b.key) || sign * compareText(a.mac, b.mac),
+  );
+  return keyed.map((row) => row.mac);
+}
+
+function itemOf(row: DeviceRow): DeviceListItem {
+  return {
+    ...rowToJson(row),
+    devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+    devSleeping: row.devSleeping === 1 ? 1 : 0,
+    devFlapping: row.devFlapping === 1 ? 1 : 0,
+    devRandomMac: isRandomMac(row.devMac as string) ? 1 : 0,
+  };
+}
+
+const searchTextColumns = `"devMac", ${searchColumns.map((c) => `"${c}"`).join(', ')}`;
+
+/** The device lists of the PostgreSQL device store (`PostgresDeviceStore` delegates to it). */
+export class PostgresDeviceLists {
+  constructor(private readonly store: PostgresPool) {}
+
+  async listDevices(query: DeviceListQuery, page: Page): Promise<PageResult<DeviceListItem>> {
+    const { where, params } = filterOf(query);
+    return this.store.transaction(async (client) => {
+      if (query.sort === 'devName') {
+        const macs = await this.nameOrder(client, query, where, params);
+        const items = await this.items(client, macs.slice(page.offset, page.offset + page.limit));
+        return { items: items.filter((item) => item !== undefined), total: macs.length };
+      }
+      const n = params.length;
+      const rows = await client.query<DeviceRow & QueryResultRow>(
+        `SELECT ${itemColumns} FROM "Devices" ${where}
+         ORDER BY ${orderSql(query.sort ?? 'devMac', query.order === 'desc')} LIMIT $${n + 1} OFFSET $${n + 2}`,
+        [...params, page.limit, page.offset],
+      );
+      const total = await client.query<{ n: number }>(
+        `SELECT count(*)::bigint AS n FROM "Devices" ${where}`,
+        params,
+      );
+      return { items: rows.rows.map(itemOf), total: total.rows[0]?.n ?? 0 };
+    }, 'snapshot');
+  }
+
+  async listOrder(query: DeviceListQuery): Promise<string[]> {
+    const { where, params } = filterOf(query);
+    const client = await this.store.connect();
+    try {
+      if (query.sort === 'devName') return await this.nameOrder(client, query, where, params);
+      const rows = await client.query<{ devMac: string }>(
+        `SELECT "devMac" FROM "Devices" ${where} ORDER BY ${orderSql(query.sort ?? 'devMac', query.order === 'desc')}`,
+        params,
+      );
+      return rows.rows.map((row) => row.devMac);
+    } catch (err) {
+      throw this.store.translate(err);
+    } finally {
+      client.release();
+    }
+  }
+
+  async listItems(macs: readonly string[]): Promise<(DeviceListItem | undefined)[]> {
+    const client = await this.store.connect();
+    try {
+      return await this.items(client, macs);
+    } catch (err) {
+      throw this.store.translate(err);
+    } finally {
+      client.release();
+    }
+  }
+
+  async searchTexts(macs?: readonly string[]): Promise<SearchTexts[]> {
+    if (macs === undefined)
+      return this.store.query<SearchTexts & QueryResultRow>(
+        `SELECT ${searchTextColumns} FROM "Devices" ORDER BY "devMac"`,
+      );
+    const rows = await this.store.query<SearchTexts & QueryResultRow>(
+      `SELECT ${searchTextColumns} FROM "Devices" WHERE "devMac" = ANY($1::text[])`,
+      [macs],
+    );
+    const byMac = new Map(rows.map((row) => [row.devMac, row]));
+    return macs.map((mac) => byMac.get(mac)).filter((row) => row !== undefined);
+  }
+
+  /** The filtered MACs in the name sort's order. */
+  private async nameOrder(
+    client: PoolClient,
+    query: DeviceListQuery,
+    where: string,
+    params: readonly string[],
+  ): Promise<string[]> {
+    const rows = await client.query<NameRow & QueryResultRow>(
+      `SELECT "devMac", "devName" FROM "Devices" ${where}`,
+      [...params],
+    );
+    return byName(rows.rows, query.order === 'desc');
+  }
+
+  /** The list items of `macs`, in their order; undefined for a MAC that is no device. */
+  private async items(client: PoolClient, macs: readonly string[]): Promise<(DeviceListItem | undefined)[]> {
+    if (macs.length === 0) return [];
+    const rows = await client.query<DeviceRow & QueryResultRow>(
+      `SELECT ${itemColumns} FROM "Devices" WHERE "devMac" = ANY($1::text[])`,
+      [macs],
+    );
+    const byMac = new Map(rows.rows.map((row) => [row.devMac as string, itemOf(row)]));
+    return macs.map((mac) => byMac.get(mac));
+  }
+}
