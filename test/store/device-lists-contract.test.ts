@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
+import { eventColumns, sessionColumns } from '../../src/devices/history.js';
 import {
   deviceListStatuses,
   naturalKey,
@@ -339,5 +340,176 @@ describe('the device lists and multi-device writes on SQLite and PostgreSQL', { 
       .sort((a, b) => compareText(a.key, b.key) || compareText(a.mac, b.mac))
       .map((r) => r.mac);
     assert.notDeepEqual(unicodeFold, byVendor);
+  });
+});
+
+const A = 'aa:00:00:00:10:01';
+const B = '02:00:00:00:10:02';
+const C = '06:00:00:00:10:03';
+const D = 'aa:00:00:00:10:04';
+const E = 'aa:00:00:00:10:05';
+const F = 'aa:00:00:00:10:06';
+const G = 'aa:00:00:00:10:07';
+const X = '02:00:00:00:10:99';
+const nobody = 'ff:00:00:00:00:00';
+const now = new Date(Date.UTC(2026, 6, 1, 8));
+
+/**
+ * Devices with fields to fill and to keep, a parent chain (C over A, D over B over E over F), an
+ * alias X of D; history on A, B and C: open sessions on A and B (B's is closed by the merge),
+ * sessions across a month, an odd time and a session that ends before it starts (irregular).
+ */
+const writesSeed = `
+  INSERT INTO "Devices" ("devMac", "devName", "devNameSource", "devOwner", "devVendor", "devGroup", "devIcon",
+    "devFirstConnection", "devLastConnection", "devLastIP", "devPresentLastScan", "devParentMAC", "devParentPort",
+    "devCustomProps", "devFavorite") VALUES
+    ('${A}', 'Phone', 'user', 'Ann', '', '', '', '2026-06-01 10:00:00', '2026-06-30 10:00:00', '10.0.0.5', 1, '${C}', NULL, '[]', 0),
+    ('${B}', '(unknown)', 'dhcp', '', 'Apple', 'Family', 'phone', '2026-05-01 09:00:00', '2026-07-01 07:00:00', '10.0.0.9', 0,
+      '${D}', 3, '[{"a":1}]', 1),
+    ('${C}', 'Phone 2', 'dhcp', 'Bob', 'Apple', '', '', NULL, NULL, '', 0, '', NULL, '[]', 0),
+    ('${D}', 'Switch', 'user', '', 'Zyxel', '', '', '2026-01-01 00:00:00', '2026-06-30 00:00:00', '10.0.0.2', 1, '', NULL, '[]', 0),
+    ('${E}', '', '', '', '', '', '', '2026-02-01 00:00:00', '2026-02-01 00:00:00', '', 0, '${B}', NULL, '[]', 0),
+    ('${F}', 'TV', 'user', '', '', '', '', '2026-03-01 00:00:00', '2026-03-01 00:00:00', '', 0, '${E}', NULL, '[]', 0),
+    ('${G}', 'Lamp', 'user', '', '', '', '', '2026-03-01 00:00:00', '2026-03-01 00:00:00', '', 0, '', NULL, '[]', 0);
+  INSERT INTO "DeviceMacs" ("dma_MAC", "dma_DevMac", "dma_FirstSeen", "dma_LastSeen", "dma_Reason") VALUES
+    ('${X}', '${D}', '2026-04-01 00:00:00', '2026-04-02 00:00:00', 'dhcp-client-id');
+  INSERT INTO "Events" ("eve_MAC", "eve_DateTime", "eve_EventType", "eve_IP") VALUES
+    ('${A}', '2026-06-30 10:00:00', 'Connected', '10.0.0.5'), ('${A}', '2026-06-29 10:00:00', 'Device Down', ''),
+    ('${B}', '2026-06-20 10:00:00', 'IP Changed', '10.0.0.9'), ('${B}', '2026-05-31 23:59:59', 'Device Down', ''),
+    ('${B}', '2026-06-01 00:00:00', 'New Device', ''), ('${B}', 'yesterday', 'Device Down', ''),
+    ('${C}', '2026-06-15 12:00:00', 'Device Down', ''), ('${C}', '2026-06-15 12:00:00', 'Connected', '');
+  INSERT INTO "Sessions" ("ses_MAC", "ses_DateTimeConnection", "ses_DateTimeDisconnection", "ses_StillConnected",
+    "ses_EventTypeConnection", "ses_EventTypeDisconnection") VALUES
+    ('${A}', '2026-06-30 10:00:00', NULL, 1, 'Connected', ''),
+    ('${A}', '2026-06-01 10:00:00', '2026-06-02 11:30:00', 0, 'Connected', 'Disconnected'),
+    ('${B}', '2026-07-01 06:00:00', NULL, 1, 'Connected', ''),
+    ('${B}', '2026-05-31 22:00:00', '2026-06-01 02:00:00', 0, 'Connected', 'Device Down'),
+    ('${C}', '2026-06-15 12:00:00', '2026-06-15 11:00:00', 0, 'Connected', 'Disconnected'),
+    ('${C}', NULL, '2026-06-16 11:00:00', 0, '', 'Disconnected');
+  INSERT INTO "ScanState" ("mac", "misses", "flapping") VALUES ('${B}', 1, 0), ('${C}', 0, 1);`;
+
+/** Every step, with the answer or the error's name, code and message. */
+const writeSteps: [string, (store: Store) => Promise<unknown>][] = [
+  ['merge B into A', (s) => s.merge(A, B, now)],
+  ['merge B again', (s) => s.merge(A, B, now)],
+  ['merge alias B into D', (s) => s.merge(D, B, now)],
+  ['merge A into itself', (s) => s.merge(A, A, now)],
+  ['merge A into its alias', (s) => s.merge(B, A, now)],
+  ['merge into nobody', (s) => s.merge(nobody, A, now)],
+  ['merge nobody', (s) => s.merge(A, nobody, now)],
+  ["merge A's parent C into A", (s) => s.merge(A, C, now)],
+  ['merge G into alias X of D', (s) => s.merge(X, G, now)],
+  ['split B off A', (s) => s.split(A, B, now)],
+  ['split B again', (s) => s.split(A, B, now)],
+  ["split A's own MAC", (s) => s.split(A, A, now)],
+  ['split from nobody', (s) => s.split(nobody, B, now)],
+  ['split C through its own MAC as alias', (s) => s.split(C, C, now)],
+  ['merge A into D', (s) => s.merge(D, A, now)],
+  [
+    'bulk set, alias and stale MACs',
+    (s) => s.bulkEdit([E, X, D, nobody, E, B], { set: { devGroup: 'Lab', devName: 'Bulk' } }),
+  ],
+  ['bulk parent loops', (s) => s.bulkEdit([E, F, C, B], { set: { devParentMAC: F } })],
+  ['bulk nothing to set', (s) => s.bulkEdit([E, nobody], { set: {} })],
+  [
+    'bulk field outside the catalogue',
+    (s) => s.bulkEdit([E, F], { set: { devComments: 'x', devStatus: 'On-line' } }),
+  ],
+  ['bulk delete', (s) => s.bulkEdit([F, nobody, X, C], { delete: true })],
+  ['bulk delete again', (s) => s.bulkEdit([F, A], { delete: true })],
+];
+
+const writeTables: [string, string][] = [
+  ['Devices', '*'],
+  ['DeviceMacs', '*'],
+  ['Events', eventColumns.map((c) => `"${c}"`).join(', ')],
+  ['Sessions', sessionColumns.map((c) => `"${c}"`).join(', ')],
+  ['ScanState', '*'],
+  ['DeviceHistoryTotals', '*'],
+  ['DeviceHistoryBuckets', '*'],
+];
+
+/** A table's rows without devGUID (random), in one order whatever each store's NULL order. */
+const canonical = (rows: Record<string, unknown>[]): string[] =>
+  rows.map(({ devGUID: _guid, ...rest }) => JSON.stringify(rest)).sort(compareText);
+
+describe('merge, split and bulk edits on SQLite and PostgreSQL', { skip }, () => {
+  let server: PostgresServer;
+  let pool: PostgresPool;
+  let dir: string;
+  let db: Database;
+
+  before(async () => {
+    requireAll(postgresMissing());
+    server = await startPostgres();
+    pool = await openPostgres(server.url);
+    dir = mkdtempSync(join(tmpdir(), 'netkeep-macs-contract-'));
+    db = openDatabase(join(dir, 'netkeep.db'));
+    db.exec(writesSeed);
+    await pool.query(writesSeed);
+  });
+  after(async () => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+    await pool.close();
+    await server.stop();
+  });
+
+  test('every step gives the same answer or error and leaves the same rows and counts', async () => {
+    const lite = new SqliteDeviceStore(new SqliteDevices(db));
+    const pg = new PostgresDeviceStore(pool);
+    const answer = async (run: () => Promise<unknown>): Promise<unknown> => {
+      try {
+        return await run();
+      } catch (err) {
+        const e = err as Error & { code?: string };
+        return { error: e.name, code: e.code, message: e.message };
+      }
+    };
+    const answers: unknown[] = [];
+    for (const [label, step] of writeSteps) {
+      const expected = await answer(() => step(lite));
+      assert.deepEqual(await answer(() => step(pg)), expected, label);
+      answers.push(expected);
+      if (label === "merge A's parent C into A") {
+        // The history moved with the merges (the counts with it) and B's open session was closed.
+        const counts = db
+          .prepare<[], { mac: string; sessions: number; events: number }>(
+            `SELECT mac, sessions, events FROM DeviceHistoryTotals WHERE mac IN ('${A}', '${B}', '${C}') ORDER BY mac`,
+          )
+          .all();
+        assert.deepEqual(
+          counts.map((row) => [row.mac, row.sessions, row.events]),
+          [
+            [B, 0, 0],
+            [C, 0, 0],
+            [A, 6, 6],
+          ],
+        );
+        const open = db.prepare('SELECT COUNT(*) AS n FROM Sessions WHERE ses_StillConnected = 1').get();
+        assert.deepEqual(open, { n: 1 });
+      }
+      for (const [table, columns] of writeTables) {
+        const sql = `SELECT ${columns} FROM "${table}"`;
+        assert.deepEqual(
+          canonical(await pool.query(sql)),
+          canonical(db.prepare<[], Record<string, unknown>>(sql).all()),
+          `${table} after ${label}`,
+        );
+      }
+    }
+    // The sequence met every outcome it was written for.
+    const all = JSON.stringify(answers);
+    for (const expected of [
+      'ALREADY_MERGED',
+      'SAME_DEVICE',
+      'DEVICE_NOT_FOUND',
+      'NOT_AN_ALIAS',
+      'PARENT_CYCLE',
+      'RangeError',
+      `"split":"${C}"`,
+      `"devMacs":["${D}","${X}","${A}","${G}"]`,
+    ])
+      assert.ok(all.includes(expected), expected);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The device store on PostgreSQL, as far as it is built (`DeviceStore`, ../devices.ts; it
  * implements that interface once every method is here): the MAC and name reads, a device's
- * children and history lists, the names found automatically, and the API's writes (create,
+ * children and history lists, the device lists (device-lists.ts), merge, split and bulk edits
+ * (macs.ts), the names found automatically, and the API's writes (create,
  * update, copy, delete, deleteEvents, resetProps), each in one transaction, with the SQLite store's
  * rules: catalogue defaults and a fresh devGUID for a new
  * device, a MAC that is a device or an alias is not created again, devParentMAC may not close a
