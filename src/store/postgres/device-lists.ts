@@ -142,6 +142,9 @@ export function compareText(a: string, b: string): number {
   return a.length - b.length;
 }
 
+const surrogate = /[\ud800-\udfff]/;
+const compareNative = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 interface NameRow {
   readonly devMac: string;
   readonly devName: string;
@@ -158,9 +161,9 @@ export function byName(rows: readonly NameRow[], descending: boolean): string[] 
     unnamed: row.devName === '' || row.devName === '(unknown)' ? 1 : 0,
     key: naturalKey(row.devName),
   }));
-  keyed.sort(
-    (a, b) => a.unnamed - b.unnamed || sign * compareText(a.key, b.key) || sign * compareText(a.mac, b.mac),
-  );
+  // Without a surrogate pair in any key, JavaScript's own comparison is SQLite's (and faster).
+  const compare = keyed.some((row) => surrogate.test(row.key)) ? compareText : compareNative;
+  keyed.sort((a, b) => a.unnamed - b.unnamed || sign * compare(a.key, b.key) || sign * compare(a.mac, b.mac));
   return keyed.map((row) => row.mac);
 }
 
