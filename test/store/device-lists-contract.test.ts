@@ -417,13 +417,22 @@ const writeSteps: [string, (store: Store) => Promise<unknown>][] = [
     (s) => s.bulkEdit([E, X, D, nobody, E, B], { set: { devGroup: 'Lab', devName: 'Bulk' } }),
   ],
   ['bulk parent loops', (s) => s.bulkEdit([E, F, C, B], { set: { devParentMAC: F } })],
+  [
+    'bulk clear parents and names',
+    (s) => s.bulkEdit([F, nobody, E, X], { set: { devParentMAC: '', devName: '' } }),
+  ],
   ['bulk nothing to set', (s) => s.bulkEdit([E, nobody], { set: {} })],
   [
     'bulk field outside the catalogue',
     (s) => s.bulkEdit([E, F], { set: { devComments: 'x', devStatus: 'On-line' } }),
   ],
-  ['bulk delete', (s) => s.bulkEdit([F, nobody, X, C], { delete: true })],
+  ['bulk delete', (s) => s.bulkEdit([F, nobody, X, C, A, X], { delete: true })],
   ['bulk delete again', (s) => s.bulkEdit([F, A], { delete: true })],
+  ['bulk with no MACs', (s) => s.bulkEdit([], { set: { devStatus: 'On-line' } })],
+  [
+    'bulk field outside the catalogue, no device',
+    (s) => s.bulkEdit([nobody], { set: { devStatus: 'On-line' } }),
+  ],
 ];
 
 const writeTables: [string, string][] = [

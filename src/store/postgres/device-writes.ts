@@ -11,10 +11,14 @@ import { parentCycleError, toColumns } from '../sqlite/devices.js';
 
 /** A devName written through the API is the user's (or, when it is no name, none at all). */
 export async function markNameWritten(client: PoolClient, mac: string): Promise<void> {
+  await markNamesWritten(client, [mac]);
+}
+
+export async function markNamesWritten(client: PoolClient, macs: readonly string[]): Promise<void> {
   await client.query(
     `UPDATE "Devices" SET "devNameSource" = CASE WHEN "devName" IN ('', '(unknown)') THEN '' ELSE 'user' END
-     WHERE "devMac" = $1`,
-    [mac],
+     WHERE "devMac" = ANY($1::text[])`,
+    [macs],
   );
 }
 
@@ -43,34 +47,51 @@ export async function updateDevice(
   changes: DeviceChanges,
 ): Promise<boolean> {
   await refuseParentCycle(client, mac, changes.devParentMAC);
+  return (await updateDevices(client, [mac], changes)).size > 0;
+}
+
+/**
+ * Sets the given fields of these devices in one statement (no parent-loop check: the caller's);
+ * the MACs of those that exist. RangeError for a field outside the editable catalogue.
+ */
+export async function updateDevices(
+  client: PoolClient,
+  macs: readonly string[],
+  changes: DeviceChanges,
+): Promise<Set<string>> {
   const columns = toColumns(changes);
   const names = Object.keys(columns);
   const set = names.map((name, i) => `"${name}" = $${i + 2}`).join(', ');
-  const updated = await client.query(
+  const updated = await client.query<{ devMac: string }>(
     names.length === 0
-      ? 'SELECT 1 FROM "Devices" WHERE "devMac" = $1'
-      : `UPDATE "Devices" SET ${set} WHERE "devMac" = $1`,
-    [mac, ...names.map((name) => columns[name] ?? null)],
+      ? 'SELECT "devMac" FROM "Devices" WHERE "devMac" = ANY($1::text[])'
+      : `UPDATE "Devices" SET ${set} WHERE "devMac" = ANY($1::text[]) RETURNING "devMac"`,
+    [macs, ...names.map((name) => columns[name] ?? null)],
   );
-  const found = (updated.rowCount ?? 0) > 0;
+  const found = new Set(updated.rows.map((row) => row.devMac));
   // Any devName written through the API is the user's (or, when it is no name, none at all).
-  if (found && Object.hasOwn(changes, 'devName')) await markNameWritten(client, mac);
+  if (found.size > 0 && Object.hasOwn(changes, 'devName')) await markNamesWritten(client, [...found]);
   return found;
 }
 
 /** Removes the device, its aliases, history, ports and scanner memory; frees its children. */
 export async function deleteDevice(client: PoolClient, mac: string): Promise<boolean> {
-  const deleted = await client.query('DELETE FROM "Devices" WHERE "devMac" = $1', [mac]);
-  if (deleted.rowCount === 0) return false;
+  return (await deleteDevices(client, [mac])) > 0;
+}
+
+/** deleteDevice for several devices in one statement per table; how many devices were removed. */
+export async function deleteDevices(client: PoolClient, macs: readonly string[]): Promise<number> {
+  const deleted = await client.query('DELETE FROM "Devices" WHERE "devMac" = ANY($1::text[])', [macs]);
+  if (deleted.rowCount === 0) return 0;
   for (const sql of [
-    'DELETE FROM "DeviceMacs" WHERE "dma_DevMac" = $1',
-    'DELETE FROM "Events" WHERE "eve_MAC" = $1',
-    'DELETE FROM "Sessions" WHERE "ses_MAC" = $1',
-    'DELETE FROM "ScanState" WHERE "mac" = $1',
-    'DELETE FROM "DevicePorts" WHERE "dpo_MAC" = $1',
-    `DELETE FROM "WatchMemory" WHERE "wat_Kind" = 'ports-scanned' AND "wat_Key" = $1`,
-    `UPDATE "Devices" SET "devParentMAC" = '' WHERE "devParentMAC" = $1`,
+    'DELETE FROM "DeviceMacs" WHERE "dma_DevMac" = ANY($1::text[])',
+    'DELETE FROM "Events" WHERE "eve_MAC" = ANY($1::text[])',
+    'DELETE FROM "Sessions" WHERE "ses_MAC" = ANY($1::text[])',
+    'DELETE FROM "ScanState" WHERE "mac" = ANY($1::text[])',
+    'DELETE FROM "DevicePorts" WHERE "dpo_MAC" = ANY($1::text[])',
+    `DELETE FROM "WatchMemory" WHERE "wat_Kind" = 'ports-scanned' AND "wat_Key" = ANY($1::text[])`,
+    `UPDATE "Devices" SET "devParentMAC" = '' WHERE "devParentMAC" = ANY($1::text[])`,
   ])
-    await client.query(sql, [mac]);
-  return true;
+    await client.query(sql, [macs]);
+  return deleted.rowCount ?? 0;
 }

@@ -10,7 +10,7 @@
  */
 import type { PoolClient } from 'pg';
 import { dbTime } from '../../time.js';
-import type { BulkEdit, BulkResult, MacsResult } from '../devices.js';
+import type { BulkEdit, BulkResult, DeviceChanges, MacsResult } from '../devices.js';
 import { mergedColumns, type MergeDialect } from '../sqlite/device-sql.js';
 import {
   alreadyMergedError,
@@ -20,7 +20,7 @@ import {
   sameDeviceError,
 } from '../sqlite/devices.js';
 import { newDeviceRow } from '../sqlite/rows.js';
-import { deleteDevice, updateDevice } from './device-writes.js';
+import { deleteDevices, updateDevice, updateDevices } from './device-writes.js';
 import type { PostgresPool } from './pool.js';
 
 const postgresMerge: MergeDialect = {
@@ -148,25 +148,78 @@ export class PostgresMacWrites {
   /**
    * One edit for each device (its own MAC or an alias), in one transaction; a device that is gone
    * or whose edit a rule refuses (PARENT_CYCLE, checked before its write) is reported in `failed`.
+   * SQLite walks the MACs one by one; so does this when the edit sets a devParentMAC (each loop
+   * check sees the parents set before it). Any other edit is planned in JavaScript with SQLite's
+   * walk (the same changed and failed lists) and written in one statement per table: 10,000
+   * devices are not 30,000 round trips.
    */
   async bulkEdit(macs: readonly string[], edit: BulkEdit): Promise<BulkResult> {
     return this.store.transaction(async (client) => {
+      if ('set' in edit && typeof edit.set.devParentMAC === 'string' && edit.set.devParentMAC !== '')
+        return this.bulkOneByOne(client, macs, edit.set);
       const result: BulkResult = { changed: [], failed: [] };
+      if (macs.length === 0) return result;
+      const deleting = 'delete' in edit;
+      const aliases = new Map(
+        (
+          await client.query<{ alias: string; owner: string }>(
+            'SELECT "dma_MAC" AS alias, "dma_DevMac" AS owner FROM "DeviceMacs" WHERE "dma_MAC" = ANY($1::text[])',
+            [macs],
+          )
+        ).rows.map((row) => [row.alias, row.owner]),
+      );
+      const candidates = [...new Set([...macs, ...aliases.values()])];
+      const existing = new Set(
+        (
+          await client.query<{ devMac: string }>(
+            'SELECT "devMac" FROM "Devices" WHERE "devMac" = ANY($1::text[]) FOR UPDATE',
+            [candidates],
+          )
+        ).rows.map((row) => row.devMac),
+      );
+      // SQLite's walk: a device deleted earlier in the list took its aliases with it, so an alias
+      // of it given later is a MAC of no device then.
       const seen = new Set<string>();
+      const changed = new Set<string>();
       for (const given of macs) {
-        const mac = (await ownerOf(client, given)) ?? given;
+        const owner = aliases.get(given);
+        const mac = owner !== undefined && !(deleting && changed.has(owner)) ? owner : given;
         if (seen.has(mac)) continue; // a MAC and its alias, or the same MAC twice: one device
         seen.add(mac);
-        try {
-          const done =
-            'delete' in edit ? await deleteDevice(client, mac) : await updateDevice(client, mac, edit.set);
-          if (done) result.changed.push(mac);
-          else result.failed.push(bulkFailure(given, notFoundError(given)));
-        } catch (err) {
-          result.failed.push(bulkFailure(given, err));
-        }
+        if (existing.has(mac)) {
+          changed.add(mac);
+          result.changed.push(mac);
+        } else result.failed.push(bulkFailure(given, notFoundError(given)));
       }
+      if ('set' in edit) {
+        // SQLite's first update reads the fields: an unknown one fails the edit even with no device.
+        const updated = await updateDevices(client, result.changed, edit.set);
+        if (updated.size !== result.changed.length)
+          throw new Error('bulk edit: devices changed while locked');
+      } else if (result.changed.length > 0) await deleteDevices(client, result.changed);
       return result;
     });
+  }
+
+  /** SQLite's bulk edit step by step: each device's parent-loop check sees the parents set before it. */
+  private async bulkOneByOne(
+    client: PoolClient,
+    macs: readonly string[],
+    changes: DeviceChanges,
+  ): Promise<BulkResult> {
+    const result: BulkResult = { changed: [], failed: [] };
+    const seen = new Set<string>();
+    for (const given of macs) {
+      const mac = (await ownerOf(client, given)) ?? given;
+      if (seen.has(mac)) continue;
+      seen.add(mac);
+      try {
+        if (await updateDevice(client, mac, changes)) result.changed.push(mac);
+        else result.failed.push(bulkFailure(given, notFoundError(given)));
+      } catch (err) {
+        result.failed.push(bulkFailure(given, err));
+      }
+    }
+    return result;
   }
 }
