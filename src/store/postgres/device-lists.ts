@@ -179,95 +179,92 @@ function itemOf(row: DeviceRow): DeviceListItem {
 
 const searchTextColumns = `"devMac", ${searchColumns.map((c) => `"${c}"`).join(', ')}`;
 
+/** Runs one statement: on the pool, or on a transaction's connection. */
+type Run = <R extends QueryResultRow>(sql: string, params: readonly unknown[]) => Promise<R[]>;
+
+const on =
+  (client: PoolClient): Run =>
+  async <R extends QueryResultRow>(sql: string, params: readonly unknown[]) =>
+    (await client.query<R>(sql, [...params])).rows;
+
 /** The device lists of the PostgreSQL device store (`PostgresDeviceStore` delegates to it). */
 export class PostgresDeviceLists {
-  constructor(private readonly store: PostgresPool) {}
+  private readonly run: Run;
+
+  constructor(private readonly store: PostgresPool) {
+    this.run = (sql, params) => store.query(sql, params);
+  }
 
   async listDevices(query: DeviceListQuery, page: Page): Promise<PageResult<DeviceListItem>> {
     const { where, params } = filterOf(query);
     return this.store.transaction(async (client) => {
+      const run = on(client);
       if (query.sort === 'devName') {
-        const macs = await this.nameOrder(client, query, where, params);
-        const items = await this.items(client, macs.slice(page.offset, page.offset + page.limit));
+        const macs = await nameOrder(run, query, where, params);
+        const items = await listItems(run, macs.slice(page.offset, page.offset + page.limit));
         return { items: items.filter((item) => item !== undefined), total: macs.length };
       }
       const n = params.length;
-      const rows = await client.query<DeviceRow & QueryResultRow>(
+      const rows = await run<DeviceRow & QueryResultRow>(
         `SELECT ${itemColumns} FROM "Devices" ${where}
          ORDER BY ${orderSql(query.sort ?? 'devMac', query.order === 'desc')} LIMIT $${n + 1} OFFSET $${n + 2}`,
         [...params, page.limit, page.offset],
       );
-      const total = await client.query<{ n: number }>(
-        `SELECT count(*)::bigint AS n FROM "Devices" ${where}`,
-        params,
-      );
-      return { items: rows.rows.map(itemOf), total: total.rows[0]?.n ?? 0 };
+      const total = await run<{ n: number }>(`SELECT count(*)::bigint AS n FROM "Devices" ${where}`, params);
+      return { items: rows.map(itemOf), total: total[0]?.n ?? 0 };
     }, 'snapshot');
   }
 
   async listOrder(query: DeviceListQuery): Promise<string[]> {
     const { where, params } = filterOf(query);
-    const client = await this.store.connect();
-    try {
-      if (query.sort === 'devName') return await this.nameOrder(client, query, where, params);
-      const rows = await client.query<{ devMac: string }>(
-        `SELECT "devMac" FROM "Devices" ${where} ORDER BY ${orderSql(query.sort ?? 'devMac', query.order === 'desc')}`,
-        params,
-      );
-      return rows.rows.map((row) => row.devMac);
-    } catch (err) {
-      throw this.store.translate(err);
-    } finally {
-      client.release();
-    }
+    if (query.sort === 'devName') return nameOrder(this.run, query, where, params);
+    const rows = await this.run<{ devMac: string }>(
+      `SELECT "devMac" FROM "Devices" ${where} ORDER BY ${orderSql(query.sort ?? 'devMac', query.order === 'desc')}`,
+      params,
+    );
+    return rows.map((row) => row.devMac);
   }
 
-  async listItems(macs: readonly string[]): Promise<(DeviceListItem | undefined)[]> {
-    const client = await this.store.connect();
-    try {
-      return await this.items(client, macs);
-    } catch (err) {
-      throw this.store.translate(err);
-    } finally {
-      client.release();
-    }
+  listItems(macs: readonly string[]): Promise<(DeviceListItem | undefined)[]> {
+    return listItems(this.run, macs);
   }
 
   async searchTexts(macs?: readonly string[]): Promise<SearchTexts[]> {
     if (macs === undefined)
-      return this.store.query<SearchTexts & QueryResultRow>(
+      return this.run<SearchTexts & QueryResultRow>(
         `SELECT ${searchTextColumns} FROM "Devices" ORDER BY "devMac"`,
+        [],
       );
-    const rows = await this.store.query<SearchTexts & QueryResultRow>(
+    const rows = await this.run<SearchTexts & QueryResultRow>(
       `SELECT ${searchTextColumns} FROM "Devices" WHERE "devMac" = ANY($1::text[])`,
       [macs],
     );
     const byMac = new Map(rows.map((row) => [row.devMac, row]));
     return macs.map((mac) => byMac.get(mac)).filter((row) => row !== undefined);
   }
+}
 
-  /** The filtered MACs in the name sort's order. */
-  private async nameOrder(
-    client: PoolClient,
-    query: DeviceListQuery,
-    where: string,
-    params: readonly string[],
-  ): Promise<string[]> {
-    const rows = await client.query<NameRow & QueryResultRow>(
-      `SELECT "devMac", "devName" FROM "Devices" ${where}`,
-      [...params],
-    );
-    return byName(rows.rows, query.order === 'desc');
-  }
+/** The filtered MACs in the name sort's order. */
+async function nameOrder(
+  run: Run,
+  query: DeviceListQuery,
+  where: string,
+  params: readonly string[],
+): Promise<string[]> {
+  const rows = await run<NameRow & QueryResultRow>(
+    `SELECT "devMac", "devName" FROM "Devices" ${where}`,
+    params,
+  );
+  return byName(rows, query.order === 'desc');
+}
 
-  /** The list items of `macs`, in their order; undefined for a MAC that is no device. */
-  private async items(client: PoolClient, macs: readonly string[]): Promise<(DeviceListItem | undefined)[]> {
-    if (macs.length === 0) return [];
-    const rows = await client.query<DeviceRow & QueryResultRow>(
-      `SELECT ${itemColumns} FROM "Devices" WHERE "devMac" = ANY($1::text[])`,
-      [macs],
-    );
-    const byMac = new Map(rows.rows.map((row) => [row.devMac as string, itemOf(row)]));
-    return macs.map((mac) => byMac.get(mac));
-  }
+/** The list items of `macs`, in their order; undefined for a MAC that is no device. */
+async function listItems(run: Run, macs: readonly string[]): Promise<(DeviceListItem | undefined)[]> {
+  if (macs.length === 0) return [];
+  const rows = await run<DeviceRow & QueryResultRow>(
+    `SELECT ${itemColumns} FROM "Devices" WHERE "devMac" = ANY($1::text[])`,
+    [macs],
+  );
+  const byMac = new Map(rows.map((row) => [row.devMac as string, itemOf(row)]));
+  return macs.map((mac) => byMac.get(mac));
 }
