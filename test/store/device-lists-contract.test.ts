@@ -524,4 +524,24 @@ describe('merge, split and bulk edits on SQLite and PostgreSQL', { skip }, () =>
     ])
       assert.ok(all.includes(expected), expected);
   });
+
+  test('merges of two devices into each other at once on PostgreSQL: one wins, no deadlock', async () => {
+    const pg = new PostgresDeviceStore(pool);
+    for (let i = 0; i < 8; i++) {
+      const p = `aa:00:00:00:20:${hex(2 * i)}`;
+      const q = `aa:00:00:00:20:${hex(2 * i + 1)}`;
+      await pool.query(`INSERT INTO "Devices" ("devMac") VALUES ($1), ($2)`, [p, q]);
+      const outcomes = await Promise.allSettled([pg.merge(p, q, now), pg.merge(q, p, now)]);
+      const codes = outcomes.map((o) =>
+        o.status === 'fulfilled' ? 'merged' : ((o.reason as { code?: string }).code ?? String(o.reason)),
+      );
+      assert.equal(codes.filter((c) => c === 'merged').length, 1, codes.join());
+      assert.ok(
+        codes.every((c) => ['merged', 'SAME_DEVICE', 'ALREADY_MERGED', 'DEVICE_NOT_FOUND'].includes(c)),
+        codes.join(),
+      );
+      const left = await pool.query('SELECT 1 FROM "Devices" WHERE "devMac" IN ($1, $2)', [p, q]);
+      assert.equal(left.length, 1);
+    }
+  });
 });
