@@ -11,7 +11,8 @@
  *
  * Writes: one sequence of merges, splits and bulk edits (stale MACs, aliases, parent loops,
  * deletes) on both stores: every answer or error, and after every step every row of Devices,
- * DeviceMacs, Events, Sessions, ScanState and the history counts, compared (devGUID aside).
+ * DeviceMacs, Events, Sessions, ScanState and the history counts, compared (devGUID aside). And on
+ * PostgreSQL alone, two merges of one pair into each other at once: one wins, no deadlock.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
