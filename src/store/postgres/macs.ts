@@ -172,7 +172,8 @@ export class PostgresMacWrites {
       const existing = new Set(
         (
           await client.query<{ devMac: string }>(
-            'SELECT "devMac" FROM "Devices" WHERE "devMac" = ANY($1::text[]) FOR UPDATE',
+            // Locked in MAC order, like the merge's: two bulk edits wait, never deadlock.
+            'SELECT "devMac" FROM "Devices" WHERE "devMac" = ANY($1::text[]) ORDER BY "devMac" FOR UPDATE',
             [candidates],
           )
         ).rows.map((row) => row.devMac),
