@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,8 +76,12 @@ interface Run {
 
 /** `npm run restore -- --database-url <url> <file>` as a person runs it (scripts/restore.mjs). */
 function restore(cwd: string, url: string, file: string): Promise<Run> {
+  return restoreWith(cwd, ['--database-url', url, file]);
+}
+
+function restoreWith(cwd: string, args: readonly string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [restoreScript, '--database-url', url, file], {
+    const child = spawn(process.execPath, [restoreScript, ...args], {
       cwd,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: cwd },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -253,5 +257,25 @@ describe('backup and restore on PostgreSQL', { skip }, () => {
     } finally {
       await restored.close();
     }
+  });
+
+  test('bad arguments and a file that is no backup: exit 2 with the reason, nothing written, no password', async () => {
+    const before = await postgresDump(store);
+    const notABackup = join(dir, 'not-a-backup.db');
+    writeFileSync(notABackup, 'hello');
+    const url = `${server.url}?application_name=x`;
+    for (const [args, expected] of [
+      [['--database-url'], /--database-url needs a URL/],
+      [['--database-url', server.url], /no backup file given/],
+      [['--bogus', 'file.db'], /unknown option '--bogus'/],
+      [['--database-url', url, join(dir, 'netkeep-backup.db')], /only sslmode is read/],
+      [['--database-url', server.url, notABackup], /is not a SQLite database; nothing was changed/],
+    ] as const) {
+      const run = await restoreWith(dir, args);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, expected);
+      assert.ok(!(run.stdout + run.stderr).includes(server.password), 'the password is printed nowhere');
+    }
+    assert.deepEqual(await postgresDump(store), before);
   });
 });
