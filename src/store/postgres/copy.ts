@@ -335,13 +335,14 @@ export async function copyPostgresToSqlite(
   let complete = false;
   try {
     const tables = await store.transaction(async (client) => {
+      // The file is at this netkeep's schema: the database must be at the same one (a newer
+      // netkeep may have migrated it further; an older one never ran here, as this one migrates).
       const applied = await postgresSchemaVersion(client);
-      const version = postgresMigrations[applied - 1]?.sqliteVersion ?? 0;
       const own = sqlite.pragma('user_version', { simple: true }) as number;
-      if (version !== own)
+      if (applied !== postgresMigrations.length || postgresMigrations.at(-1)?.sqliteVersion !== own)
         throw new DomainError(
           'conflict',
-          `the PostgreSQL store is at SQLite's schema version ${version}, this netkeep writes ${own}: back it up with the netkeep that runs on it`,
+          `the PostgreSQL store is at schema version ${applied}, this netkeep's is ${postgresMigrations.length}: back it up with the netkeep that runs on it`,
           { code: 'STORE_VERSION_MISMATCH' },
         );
       sqlite.exec('BEGIN');

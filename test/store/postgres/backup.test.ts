@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -277,5 +277,20 @@ describe('backup and restore on PostgreSQL', { skip }, () => {
       assert.ok(!(run.stdout + run.stderr).includes(server.password), 'the password is printed nowhere');
     }
     assert.deepEqual(await postgresDump(store), before);
+  });
+
+  test('a database a newer netkeep migrated is refused, and no file is left', async () => {
+    const url = await server.createDatabase('newer');
+    const newer = await openPostgres(url);
+    try {
+      await newer.query(
+        `INSERT INTO netkeep_migrations (version, description) VALUES ((SELECT max(version) + 1 FROM netkeep_migrations), 'from a newer netkeep')`,
+      );
+      const file = join(dir, 'from-newer.db');
+      await assert.rejects(new PostgresBackupStore(newer).snapshot(file), { code: 'STORE_VERSION_MISMATCH' });
+      assert.ok(!existsSync(file));
+    } finally {
+      await newer.close();
+    }
   });
 });
