@@ -25,7 +25,7 @@ export default async function backupRoutes(app: App, opts: BackupRoutesOptions):
       schema: {
         tags: ['backup'],
         summary:
-          "A consistent copy of the SQLite database (SQLite's online backup; writes go on meanwhile), as the attachment netkeep-<UTC time>.db. Put it back with npm run restore.",
+          'A consistent copy of the store as a SQLite netkeep database (SQLite: its online backup; PostgreSQL: one snapshot of its tables; writes go on meanwhile), as the attachment netkeep-<UTC time>.db. Put it back with npm run restore.',
         response: { 403: ErrorRef },
       },
     },

@@ -33,7 +33,7 @@ export class PreparedNames {
 
   constructor(
     private readonly round: LookupRound,
-    private readonly devices: DeviceStore,
+    private readonly devices: Pick<DeviceStore, 'loadNames'>,
   ) {}
 
   get errors(): readonly NameSourceError[] {

@@ -59,7 +59,8 @@ export interface HubNotifications {
 
 export interface ProbeHubOptions {
   readonly store: ProbeStore;
-  readonly devices: DeviceStore;
+  /** What a cycle reads of the device store: its aliases and names (MacStep, PreparedNames). */
+  readonly devices: Pick<DeviceStore, 'loadAliases' | 'loadNames'>;
   /** Where a probe's cycle is read and written. */
   readonly presence: PresenceStore;
   readonly config: HubConfig;

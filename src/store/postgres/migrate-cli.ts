@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../../config.js';
 import { isDomainError } from '../../errors.js';
-import { copySqliteToPostgres, type CopyReport } from './copy.js';
+import { copySqliteToPostgres, copySummary } from './copy.js';
 import { parseStoreUrl, PostgresPool, redactStoreUrl } from './pool.js';
 
 const usage =
@@ -45,21 +45,6 @@ function parseArguments(argv: readonly string[]): Arguments {
     throw new UsageError(`the URL ${(err as Error).message}`);
   }
   return { url, batchSize };
-}
-
-export function summary(report: CopyReport, source: string, target: string): string {
-  const lines = [`Copied ${source}`, `  into ${target}`];
-  for (const t of report.tables) {
-    lines.push(`  ${t.table.padEnd(20)} read ${t.read}: added ${t.added}, already there ${t.present}`);
-  }
-  lines.push('  history counts: derived from the copied Events and Sessions');
-  if (report.countMismatches.length > 0) {
-    const shown = report.countMismatches.slice(0, 10).join(', ');
-    lines.push(
-      `  warning: the history counts of ${report.countMismatches.length} devices differ from the SQLite store's: ${shown}`,
-    );
-  } else lines.push('  history counts: the same as the SQLite store');
-  return lines.join('\n');
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -98,7 +83,7 @@ async function main(argv: readonly string[]): Promise<number> {
         process.stderr.write(`netkeep migrate-store: ${p.table} ${p.done}/${p.total}\n`);
       },
     });
-    process.stdout.write(`${summary(report, source, target)}\n`);
+    process.stdout.write(`${copySummary(report, source, target)}\n`);
     return report.countMismatches.length > 0 ? 1 : 0;
   } catch (err) {
     const message = store.scrub(err instanceof Error ? err.message : String(err));

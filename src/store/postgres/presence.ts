@@ -22,6 +22,7 @@ import { knownDeviceOf, type StateRow } from '../sqlite/presence.js';
 import { newDeviceRow } from '../sqlite/rows.js';
 import type { PostgresOutboxStore } from './outbox.js';
 import type { PostgresPool } from './pool.js';
+import type { PostgresProbeStore } from './probes.js';
 
 const time = (date: Date | null): string | null => (date === null ? null : dbTime(date));
 
@@ -62,10 +63,14 @@ export async function remember(
 }
 
 export class PostgresPresenceStore implements PresenceStore {
-  /** @param outbox where a cycle's notifications (extras.notify) are written, in its transaction */
+  /**
+   * @param outbox where a cycle's notifications (extras.notify) are written, in its transaction
+   * @param probes where a probe's cycle (extras.probeCycle) is recorded, in its transaction
+   */
   constructor(
     private readonly store: PostgresPool,
     private readonly outbox?: Pick<PostgresOutboxStore, 'writeRequested'>,
+    private readonly probes?: Pick<PostgresProbeStore, 'recordCycleOn'>,
   ) {}
 
   /**
@@ -135,9 +140,11 @@ export class PostgresPresenceStore implements PresenceStore {
       if (this.outbox === undefined) throw new Error('a cycle with notifications needs the outbox');
       await this.outbox.writeRequested(request, client);
     }
-    // Said, not skipped: the probes' tables exist here, their store does not yet (docs/postgresql.md).
-    if (extras.probeCycle !== undefined)
-      throw new Error("a probe's cycle is not yet stored on PostgreSQL: the probe store is SQLite's only");
+    if (extras.probeCycle !== undefined) {
+      // Said, not skipped: a probe's cycle without its bookkeeping would be applied again.
+      if (this.probes === undefined) throw new Error("a probe's cycle needs the probe store");
+      await this.probes.recordCycleOn(client, extras.probeCycle);
+    }
     extras.testOnlyBeforeCommit?.();
   }
 

@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../../../src/db/connection.js';
 import { importDatabase } from '../../../src/store/sqlite/import/importer.js';
 import { openPostgres, type PostgresPool } from '../../../src/store/postgres/pool.js';
 import { copiedTables } from '../../../src/store/postgres/copy.js';
 import { netAlertXCopy } from '../../import/fixtures.js';
+import { fillStore } from '../../helpers/filled-store.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../../helpers/requirements.js';
 
@@ -47,53 +47,6 @@ async function migrateStore(dataDir: string, args: readonly string[]): Promise<R
       resolve({ code, stdout, stderr });
     });
   });
-}
-
-/** Fills the tables the NetAlertX import leaves empty, and adds history to copy in many batches. */
-function fillStore(path: string): void {
-  const db = openDatabase(path);
-  try {
-    const macs = db.prepare<[], { devMac: string }>('SELECT devMac FROM Devices ORDER BY devMac').all();
-    assert.ok(macs.length >= 3, 'the import made devices');
-    const [a, b] = macs;
-    db.transaction(() => {
-      const event = db.prepare(
-        "INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, '192.168.1.9', ?, ?)",
-      );
-      const session = db.prepare(
-        'INSERT INTO Sessions (ses_MAC, ses_DateTimeConnection, ses_DateTimeDisconnection, ses_StillConnected) VALUES (?, ?, ?, 0)',
-      );
-      for (let i = 0; i < 1200; i++) {
-        const mac = macs[i % macs.length]?.devMac ?? '';
-        const day = String(1 + (i % 28)).padStart(2, '0');
-        const hour = String(i % 24).padStart(2, '0');
-        event.run(mac, `2024-05-${day} ${hour}:00:00`, i % 3 === 0 ? 'Device Down' : 'Connected');
-        session.run(mac, `2024-05-${day} ${hour}:00:00`, `2024-05-${day} ${hour}:30:00`);
-      }
-      db.prepare("INSERT INTO ScanState (mac, misses, lastAbsence) VALUES (?, 2, 'Device Down')").run(
-        a?.devMac,
-      );
-      db.prepare(
-        "INSERT INTO DeviceMacs (dma_MAC, dma_DevMac, dma_FirstSeen, dma_LastSeen, dma_Reason) VALUES ('02:11:22:33:44:55', ?, '2024-05-01 10:00:00', '2024-05-02 10:00:00', 'merge')",
-      ).run(b?.devMac);
-      db.prepare(
-        "INSERT INTO DevicePorts VALUES (?, 22, 'tcp', 'ssh', 'OpenSSH', '9.2', '2024-05-01 10:00:00', '2024-05-02 10:00:00')",
-      ).run(a?.devMac);
-      db.prepare("INSERT INTO WatchMemory VALUES ('gateway', '192.168.1.1', 'aa:bb:cc:dd:ee:ff')").run();
-      const payload = db
-        .prepare(
-          'INSERT INTO NotificationPayloads (events, eventCount, preview) VALUES (\'[{"a":1}]\', 1, \'[{"a":1}]\')',
-        )
-        .run().lastInsertRowid;
-      db.prepare(
-        "INSERT INTO Notifications (deliveryId, channel, status, attempts, createdAt, nextAttemptAt, payloadId) VALUES ('d-1', 'webhook', 'pending', 1, '2024-05-01 10:00:00', 1714557600000, ?)",
-      ).run(payload);
-    })();
-    // A gap in the rowids, as retention leaves one.
-    db.prepare('DELETE FROM Events WHERE rowid % 97 = 0').run();
-  } finally {
-    db.close();
-  }
 }
 
 type Row = Record<string, unknown>;
@@ -166,7 +119,7 @@ describe('npm run migrate-store', { skip }, () => {
     assert.deepEqual(pg, lite);
     assert.ok((lite.Events as number) > 1000 && (lite.Notifications as number) === 1, 'the store was full');
 
-    // Every device, alias, port, memory and outbox row as it is; a sample of the history by rowid.
+    // Every device, alias, port, memory, outbox and probe row as it is (a token hash's bytes too); a sample of the history by rowid.
     for (const [table, order] of [
       ['Devices', '"devMac"'],
       ['DeviceMacs', '"dma_MAC"'],
@@ -175,6 +128,8 @@ describe('npm run migrate-store', { skip }, () => {
       ['WatchMemory', '"wat_Kind", "wat_Key"'],
       ['NotificationPayloads', '"id"'],
       ['Notifications', '"id"'],
+      ['Probes', '"prb_Id"'],
+      ['ProbeCycles', '"pcy_ProbeId", "pcy_CycleId"'],
       ['DeviceHistoryTotals', '"mac"'],
     ] as const) {
       const sql = `SELECT * FROM "${table}" ORDER BY ${order}`;
