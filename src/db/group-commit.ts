@@ -3,7 +3,7 @@
  *
  * `run()` queues a write and answers only once the transaction that holds it is on disk. The queue
  * is flushed once per turn of the event loop (`setImmediate`): every request whose body was read in
- * that turn joins the same transaction, unless 8 writes fill a group first (see `groupLimit`). The transaction commits with `synchronous = NORMAL` (its WAL
+ * that turn joins the same transaction. The transaction commits with `synchronous = NORMAL` (its WAL
  * frames are written, not yet flushed), and the flush to disk runs in the thread pool (`WalSync`),
  * so the event loop serves other requests meanwhile and the next group can already commit; one
  * flush serves every group committed before it started. A quiet server still commits and flushes
@@ -39,15 +39,6 @@ export interface GroupCommitOptions {
    */
   readonly flush?: () => Promise<void>;
 }
-
-/**
- * Writes in one group at most. Many clients answered by one flush send their next writes together;
- * if all of them then waited for one group at the end of the turn, the flush would never overlap
- * the reading of requests and the waves would stay in step (CPU, then disk, then CPU). A group
- * that is full commits after the current callback, and its flush runs in the thread pool while the
- * event loop reads the next requests.
- */
-const groupLimit = 8;
 
 export class GroupCommit {
   private queue: Pending[] = [];
@@ -92,18 +83,9 @@ export class GroupCommit {
     if (this.broken !== undefined) return Promise.reject(this.broken);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queue.length === groupLimit) {
-        // A full group commits at once, so that its flush runs while the rest of the turn's
-        // requests are still being read (see groupLimit).
-        queueMicrotask(() => {
-          this.flush();
-        });
-        return;
-      }
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
-          this.scheduled = false;
           this.flush();
         });
       }
@@ -115,6 +97,7 @@ export class GroupCommit {
   }
 
   private flush(): void {
+    this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;

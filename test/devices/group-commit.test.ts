@@ -1,5 +1,5 @@
 /**
- * Group commit: writes that arrive together share one transaction (up to a full group), a failing write fails alone, and
+ * Group commit: writes that arrive together share one transaction, a failing write fails alone, and
  * (against the real server, killed with SIGKILL while concurrent writers run) every write that was
  * answered 200 is in the database after a restart.
  */
@@ -52,24 +52,6 @@ describe('group commit', () => {
       // A write queued later gets its own commit.
       assert.equal(await commits.run(() => insert.run(99).changes), 1);
       assert.deepEqual(commits.stats(), { commits: 2, writes: 21 });
-    });
-  });
-
-  test('a full group (8 writes) commits after the callback that filled it, not at the end of the turn', async () => {
-    await withTable(async (db, insert) => {
-      const commits = new GroupCommit(db);
-      // Each request's write is queued from its own callback; the first 8 fill a group.
-      const first = Array.from({ length: 8 }, (_, i) => commits.run(() => insert.run(i)));
-      await Promise.resolve();
-      // Committed already (its flush to disk runs now), before the turn's other callbacks.
-      assert.deepEqual(commits.stats(), { commits: 1, writes: 8 });
-      const rest = Array.from({ length: 3 }, (_, i) => commits.run(() => insert.run(8 + i)));
-      await Promise.resolve();
-      assert.deepEqual(commits.stats(), { commits: 1, writes: 8 });
-      await Promise.all([...first, ...rest]);
-      // The rest waited for the end of the turn, as before.
-      assert.deepEqual(commits.stats(), { commits: 2, writes: 11 });
-      assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 11);
     });
   });
 
