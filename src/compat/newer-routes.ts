@@ -15,7 +15,7 @@ import { DeviceListItemSchema, rowToJson } from '../devices/catalogue.js';
 import type { EventLogStore } from '../store/event-log.js';
 import type { DeviceListQuery } from '../devices/list-query.js';
 import type { DeviceListItem, DeviceStore } from '../store/devices.js';
-import { DeviceSearchIndex } from '../devices/search-index.js';
+import { DeviceListCache } from '../devices/list-cache.js';
 import { deviceStatus } from '../devices/status.js';
 import { integerTextPattern, normalizeMac } from '../validation.js';
 import { deviceRows } from './routes.js';
@@ -125,7 +125,10 @@ async function allOf(
 
 export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptions): Promise<void> {
   const { repository, eventLog, store } = opts;
-  const search = new DeviceSearchIndex(repository);
+  // The search's answers from memory (list-cache.ts): the matches from the search index, each
+  // device's list item as its kept JSON text, and the whole answer kept as bytes until a device
+  // changes. An MCP client asking search_devices again and again costs a lookup.
+  const lists = new DeviceListCache(repository);
   app.addSchema(DeviceListItemSchema);
 
   // NetAlertX: server/api_server/api_server_start.py (api_devices_search) and DeviceInstance.search
@@ -162,16 +165,24 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const text = request.body.query.trim();
       if (text === '')
         throw new DomainError('invalid', 'query must not be blank.', { code: 'INVALID_SEARCH' });
       const q = normalizeMac(text) ?? text;
-      // From memory (search-index.ts): the SQL search scans every row, twice (the page, the total).
-      const macs = (await search.matches(q)).slice(0, request.body.limit ?? defaultSearchResults);
-      const devices = (await repository.listItems(macs)).filter((item) => item !== undefined);
-      if (devices.length === 0) throw noDevices();
-      return { success: true as const, devices };
+      // A plain search in MAC order: the SQL search would scan every row, twice (page, total).
+      const answer = await lists.answer(
+        { q },
+        0,
+        request.body.limit ?? defaultSearchResults,
+        async ({ items }) => {
+          const texts: string[] = [];
+          for await (const item of items) texts.push(item);
+          if (texts.length === 0) throw noDevices();
+          return `{"success":true,"devices":[${texts.join(',')}]}`;
+        },
+      );
+      return reply.type('application/json; charset=utf-8').send(answer);
     },
   );
 

@@ -1,20 +1,36 @@
 /**
- * `/mcp`: a Model Context Protocol server over Streamable HTTP (the official SDK, stateless: a
- * server and transport per request, JSON answers), behind the same token as every route (the
- * `onRequest` check runs before this handler). Its tools are tools.ts's table over the OpenAPI
- * document; a tool call is the route's request made with `app.inject` and the caller's own
- * credentials, so validation, logic, errors and authorisation are exactly the route's. An answer of
- * 4xx/5xx is a tool result with `isError` and the route's error body as its text.
+ * `/mcp`: a Model Context Protocol server over Streamable HTTP (the official SDK, stateless, JSON
+ * answers), behind the same token as every route (the `onRequest` check runs before this handler).
+ * Its tools are tools.ts's table over the OpenAPI document; a tool call is the route's request made
+ * with `app.inject` and the caller's own credentials, so validation, logic, errors and
+ * authorisation are exactly the route's. An answer of 4xx/5xx is a tool result with `isError` and
+ * the route's error body as its text.
+ *
+ * The ordinary request (one JSON-RPC request other than `initialize`, with the headers the
+ * transport requires) goes to one SDK `Server` kept for the app's life, through a transport of
+ * netkeep's own (request-transport.ts): building a server, the SDK's stateless transport and its
+ * Fetch objects for every call cost more than the call. Everything else (initialize,
+ * notifications, batches, bad messages or headers) goes to a server and the SDK's own stateless
+ * transport made for that request, which answers it as the SDK does.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import {
+  CallToolRequestSchema,
+  JSONRPCRequestSchema,
+  ListToolsRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCRequest,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../http/app.js';
 import { ApiError, errorBody } from '../http/errors.js';
 import { ErrorRef } from '../http/schemas.js';
+import { RequestTransport } from './request-transport.js';
 import { buildTools, toolRequest, type OpenApiDocument, type Tool } from './tools.js';
 
 export interface McpRoutesOptions {
@@ -38,6 +54,27 @@ function webHeaders(request: FastifyRequest): Headers {
   return headers;
 }
 
+/**
+ * The message of an ordinary request, or undefined: one JSON-RPC request (not a batch, not
+ * `initialize`) that passes every check the SDK's stateless transport makes before it dispatches a
+ * request (Accept, Content-Type, the protocol version header, the message's schema), so that the
+ * shared server answers exactly what that transport would.
+ */
+function ordinaryRequest(request: FastifyRequest): JSONRPCRequest | undefined {
+  const accept = request.headers.accept;
+  if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream'))
+    return undefined;
+  if (!isJsonContentType(request.headers['content-type'])) return undefined;
+  const version = request.headers['mcp-protocol-version'];
+  if (
+    version !== undefined &&
+    (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+  )
+    return undefined;
+  const parsed = JSONRPCRequestSchema.safeParse(request.body);
+  return parsed.success && parsed.data.method !== 'initialize' ? parsed.data : undefined;
+}
+
 export default async function mcpRoutes(app: App, { version }: McpRoutesOptions): Promise<void> {
   // The SDK's schema validator (for client answers netkeep never asks for): one for every request,
   // where each server would otherwise build its own Ajv (most of a call's cost).
@@ -48,6 +85,12 @@ export default async function mcpRoutes(app: App, { version }: McpRoutesOptions)
     tools ??= new Map(buildTools(app.swagger() as OpenApiDocument).map((tool) => [tool.name, tool]));
     return tools;
   };
+
+  // tools/list's answer, the same for every request.
+  const listTools = () =>
+    [...toolMap().values()].map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+  let listed: ReturnType<typeof listTools> | undefined;
+  const toolList = (): ReturnType<typeof listTools> => (listed ??= listTools());
 
   /** One tool call: the route's request with the caller's credentials; its answer as the result. */
   const call = async (request: FastifyRequest, name: string, args: Readonly<Record<string, unknown>>) => {
@@ -81,6 +124,31 @@ export default async function mcpRoutes(app: App, { version }: McpRoutesOptions)
     return text(answer.body, answer.statusCode >= 400);
   };
 
+  /** A server whose tool calls are made for the HTTP request `requestOf` names. */
+  const newServer = (requestOf: (id: RequestId) => FastifyRequest | undefined): McpServer['server'] => {
+    // The SDK's low-level server: the tools are JSON Schemas already (the routes'), which
+    // McpServer's own tool registry would want as zod schemas.
+    const { server } = new McpServer(
+      { name: 'netkeep', version },
+      { capabilities: { tools: {} }, jsonSchemaValidator },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList() }));
+    server.setRequestHandler(CallToolRequestSchema, (message, extra) => {
+      const request = requestOf(extra.requestId);
+      if (request === undefined) throw new Error('MCP: a tool call without its HTTP request');
+      return call(request, message.params.name, message.params.arguments ?? {});
+    });
+    return server;
+  };
+
+  // The server of ordinary requests, kept for the app's life.
+  const transport = new RequestTransport<FastifyRequest>();
+  const shared = newServer((id) => transport.contextOf(id));
+  await shared.connect(transport);
+  app.addHook('onClose', async () => {
+    await shared.close();
+  });
+
   app.post(
     '/mcp',
     {
@@ -102,31 +170,22 @@ export default async function mcpRoutes(app: App, { version }: McpRoutesOptions)
       },
     },
     async (request, reply) => {
-      // The low-level server of the SDK's McpServer: the tools are JSON Schemas already (the
-      // routes'), which McpServer's own tool registry would want as zod schemas.
-      const { server } = new McpServer(
-        { name: 'netkeep', version },
-        { capabilities: { tools: {} }, jsonSchemaValidator },
-      );
-      server.setRequestHandler(ListToolsRequestSchema, () => ({
-        tools: [...toolMap().values()].map(({ name, description, inputSchema }) => ({
-          name,
-          description,
-          inputSchema,
-        })),
-      }));
-      server.setRequestHandler(CallToolRequestSchema, (message) =>
-        call(request, message.params.name, message.params.arguments ?? {}),
-      );
-      const transport = new WebStandardStreamableHTTPServerTransport({
+      const plain: FastifyReply = reply;
+      const message = ordinaryRequest(request);
+      if (message !== undefined) {
+        const answer = await transport.request(message, request);
+        return plain.code(200).header('content-type', 'application/json').send(JSON.stringify(answer));
+      }
+      const server = newServer(() => request);
+      const perRequest = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
       });
-      await server.connect(transport);
+      await server.connect(perRequest);
       let response: Response;
       let body: string;
       try {
-        response = await transport.handleRequest(
+        response = await perRequest.handleRequest(
           new Request(`http://netkeep${request.url}`, {
             method: 'POST',
             headers: webHeaders(request),
@@ -139,7 +198,6 @@ export default async function mcpRoutes(app: App, { version }: McpRoutesOptions)
         await server.close();
       }
       // The SDK's status (200, 202 for a notification, 4xx for a bad JSON-RPC message), as sent.
-      const plain: FastifyReply = reply;
       void plain.code(response.status);
       response.headers.forEach((value, name) => {
         void plain.header(name, value);

@@ -93,6 +93,34 @@ describe('NetAlertX 2026 endpoints', () => {
     assert.deepEqual([none.status, none.json.success, none.json.code], [404, false, 'NO_DEVICES_FOUND']);
   });
 
+  test('POST /devices/search: a kept answer follows writes by the API and by another connection', async () => {
+    const names = async (query: string) => {
+      const res = await app.request('POST', '/devices/search', { body: { query } });
+      return res.status === 200 ? (res.json.devices as Json[]).map((d) => d.devName) : res.status;
+    };
+    // Asked twice: the second is the kept answer.
+    assert.deepEqual(await names('camera'), ['Camera']);
+    assert.deepEqual(await names('camera'), ['Camera']);
+    const renamed = await app.request('POST', `/device/${macs.camera}`, { body: { devName: 'Camera 2' } });
+    assert.equal(renamed.status, 200, renamed.text);
+    assert.deepEqual(await names('camera'), ['Camera 2']);
+    // The items are the list's own: the same as GET /devices?q=.
+    const listed = await app.request('GET', '/devices?q=camera');
+    const searched = await app.request('POST', '/devices/search', { body: { query: 'camera' } });
+    assert.deepEqual(searched.json.devices, listed.json.devices);
+    const db = new Database(join(app.dataDir, 'netkeep.db'));
+    try {
+      db.prepare('UPDATE Devices SET devName = ? WHERE devMac = ?').run('Camera', macs.camera);
+      db.prepare('UPDATE Devices SET devName = ? WHERE devMac = ?').run('Garage camera', macs.phone);
+    } finally {
+      db.close();
+    }
+    assert.deepEqual(await names('camera'), ['Garage camera', 'Camera']);
+    const back = await app.request('POST', `/device/${macs.phone}`, { body: { devName: 'Phone' } });
+    assert.equal(back.status, 200, back.text);
+    assert.deepEqual(await names('camera'), ['Camera']);
+  });
+
   test('POST /devices/search: hostile input is a 400 naming the field, or a plain miss', async () => {
     const cases: [unknown, RegExp][] = [
       [{}, /field 'query' is required/],

@@ -311,6 +311,72 @@ describe('MCP at /mcp (the SDK client over HTTP)', () => {
     assert.deepEqual([(result.body as Json).success, (result.body as Json).ip], [true, '127.0.0.1']);
   });
 
+  test('concurrent calls with the same JSON-RPC id each get their own answer, under that id', async () => {
+    // Clients number their own requests: many clients in flight at once send the same ids.
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${app.token}`,
+    };
+    const post = async (body: unknown, extra: Record<string, string> = {}) => {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { ...headers, ...extra },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const queries = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? 'router' : 'laser'));
+    const answers = await Promise.all(
+      queries.map((query) =>
+        post({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'search_devices', arguments: { query } },
+        }),
+      ),
+    );
+    answers.forEach((answer, i) => {
+      assert.equal(answer.status, 200, answer.text);
+      const message = JSON.parse(answer.text) as { id: unknown; result: unknown };
+      assert.equal(message.id, 1);
+      const { body } = resultJson(message.result);
+      const names = ((body as Json).devices as Json[]).map((d) => d.devName);
+      assert.deepEqual(names, [queries[i] === 'router' ? 'Router' : 'Laser']);
+    });
+    // What is not one ordinary request is answered by the SDK's own transport, as before.
+    const batch = await post([
+      { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
+      { jsonrpc: '2.0', id: 'b', method: 'ping' },
+    ]);
+    assert.equal(batch.status, 200, batch.text);
+    assert.deepEqual(
+      (JSON.parse(batch.text) as { id: string }[]).map((m) => m.id),
+      ['a', 'b'],
+    );
+    const notification = await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    assert.deepEqual([notification.status, notification.text], [202, '']);
+    const version = await post(
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      { 'mcp-protocol-version': '1999-01-01' },
+    );
+    assert.equal(version.status, 400);
+    assert.match(version.text, /Unsupported protocol version/);
+    const accept = await post({ jsonrpc: '2.0', id: 3, method: 'ping' }, { accept: 'application/json' });
+    assert.equal(accept.status, 406);
+    const invalid = await post({ jsonrpc: '2.0', id: 4, method: 'ping', extra: true });
+    assert.equal(invalid.status, 400);
+    assert.match(invalid.text, /Invalid JSON-RPC message/);
+    const unknownMethod = await post({ jsonrpc: '2.0', id: 5, method: 'no/such' });
+    assert.equal(unknownMethod.status, 200);
+    assert.deepEqual(JSON.parse(unknownMethod.text), {
+      jsonrpc: '2.0',
+      id: 5,
+      error: { code: -32601, message: 'Method not found' },
+    });
+  });
+
   test('a wrong token is refused before anything runs', async () => {
     await assert.rejects(connect('wrong-token'), /403|Forbidden|Not authorized/i);
     const raw = await fetch(url, {
