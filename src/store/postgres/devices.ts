@@ -15,7 +15,19 @@ import { dbTime } from '../../time.js';
 import type { EventJson, SessionJson } from '../../devices/history.js';
 import type { NameUpdate, StoredDeviceName } from '../../devices/presence.js';
 import type { Period } from '../../time.js';
-import type { CreateResult, DeviceChanges, DeviceChild, DeviceValue, Page, PageResult } from '../devices.js';
+import type {
+  CreateResult,
+  DeviceChanges,
+  DeviceChild,
+  DeviceCounts,
+  DeviceStats,
+  DeviceTotals,
+  DeviceValue,
+  DeviceView,
+  Page,
+  PageResult,
+  TimedView,
+} from '../devices.js';
 import {
   childOf,
   defaultCustomProps,
@@ -27,6 +39,8 @@ import {
 } from '../sqlite/devices.js';
 import { copiedColumns } from '../sqlite/device-sql.js';
 import { newDeviceRow } from '../sqlite/rows.js';
+import { PostgresDeviceCounts } from './counts.js';
+import { PostgresDeviceViews } from './device-views.js';
 import { PostgresHistoryStore } from './history.js';
 import type { PostgresPool } from './pool.js';
 import { writeNames } from './presence.js';
@@ -44,9 +58,39 @@ const nameColumns = 'SELECT "devMac", "devName", "devNameSource", "devFQDN", "de
 
 export class PostgresDeviceStore {
   private readonly history: PostgresHistoryStore;
+  private readonly views: PostgresDeviceViews;
+  private readonly kept: PostgresDeviceCounts;
 
   constructor(private readonly store: PostgresPool) {
     this.history = new PostgresHistoryStore(store);
+    this.views = new PostgresDeviceViews(store);
+    this.kept = new PostgresDeviceCounts(store);
+  }
+
+  get(mac: string, period: Period, now: Date): Promise<DeviceView | undefined> {
+    return this.views.get(mac, period, now);
+  }
+
+  getTimed(mac: string, period: Period, now: Date): Promise<TimedView | undefined> {
+    return this.views.getTimed(mac, period, now);
+  }
+
+  stats(mac: string, period: Period, now: Date): Promise<DeviceStats> {
+    return this.views.stats(mac, period, now);
+  }
+
+  /** Kept in memory, recounted after a write of this process or `invalidateCounts` (counts.ts). */
+  totals(): Promise<DeviceTotals> {
+    return this.kept.totals();
+  }
+
+  counts(): Promise<DeviceCounts> {
+    return this.kept.counts();
+  }
+
+  /** Another server changed devices (a NOTIFY change message or a resync): recount on next read. */
+  invalidateCounts(): void {
+    this.kept.invalidate();
   }
 
   /** The devMac of the device that has `mac` (own MAC or alias); `mac` itself when none has it. */
