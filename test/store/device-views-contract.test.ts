@@ -231,6 +231,15 @@ describe('the device views and counts on SQLite and PostgreSQL', { skip }, () =>
       await same(`after write ${i}`);
     }
 
+    // A write that commits while a recount runs: that recount is not kept.
+    await lite.update('bb:00:00:00:00:02', { devIsNew: 0 });
+    await pg.update('bb:00:00:00:00:02', { devIsNew: 0 });
+    const running = pg.counts();
+    await pg.update('bb:00:00:00:00:03', { devIsArchived: 1 });
+    await lite.update('bb:00:00:00:00:03', { devIsArchived: 1 });
+    await running;
+    await same('after a write during a recount');
+
     // Another server's write: not seen until the store is told (by NOTIFY, in the server).
     const other = await openPostgres(server.url);
     try {

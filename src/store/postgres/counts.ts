@@ -34,7 +34,7 @@ export class PostgresDeviceCounts {
   private running: { readonly generation: number; readonly counts: Promise<DeviceCounts> } | undefined;
   private readonly unsubscribe: () => void;
 
-  constructor(private readonly store: PostgresPool) {
+  constructor(private readonly store: Pick<PostgresPool, 'query' | 'onWrite'>) {
     this.unsubscribe = store.onWrite(() => {
       this.invalidate();
     });
