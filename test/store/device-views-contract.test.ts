@@ -231,6 +231,12 @@ describe('the device views and counts on SQLite and PostgreSQL', { skip }, () =>
       await same(`after write ${i}`);
     }
 
+    // A single statement on this process's pool (not a transaction) counts as a write too.
+    const raw = `UPDATE "Devices" SET "devIsNew" = 1, "devIsArchived" = 0 WHERE "devMac" = 'bb:00:00:00:00:04'`;
+    db.exec(raw);
+    await pool.query(raw);
+    await same('after a statement on the pool');
+
     // A write that commits while a recount runs: that recount is not kept.
     await lite.update('bb:00:00:00:00:02', { devIsNew: 0 });
     await pg.update('bb:00:00:00:00:02', { devIsNew: 0 });
