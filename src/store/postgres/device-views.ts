@@ -8,9 +8,10 @@
  * DeviceHistoryBuckets, same arithmetic as SQLite's: postgres/migrations.ts) with SQLite's
  * statements (`countSql` in sqlite/device-sql.ts) translated, and given to the same functions
  * (`keptPeriodStats`, `recountedPeriodStats`); a device with irregular history rows is recounted
- * from the raw rows for periods other than `all`, as there. Everything one answer needs is one
- * statement, so it sees one snapshot (as SQLite's read transaction) in one round trip; the recount
- * is in it too, behind a condition on the totals, so it runs only for an irregular device.
+ * from the raw rows for periods other than `all`, as there. A period's statistics are one prepared
+ * statement (the recount in it too, behind a condition on the totals, so that it runs only for an
+ * irregular device); a view reads the device's row and then that statement in one snapshot
+ * (REPEATABLE READ), as SQLite's read transaction does.
  *
  * What SQLite does that PostgreSQL does differently, and how it is kept the same here:
  * - `unixepoch(t)` and `datetime(t) IS t` are `netkeep_unixepoch(t)` and
@@ -32,6 +33,7 @@ import {
   recountedPeriodStats,
   type PeriodStats,
 } from '../sqlite/period-stats.js';
+import type { PoolClient } from 'pg';
 import type { PostgresPool } from './pool.js';
 
 const open = '("ses_DateTimeDisconnection" IS NULL OR "ses_StillConnected" = 1)';
@@ -159,21 +161,30 @@ const childColumns: readonly (keyof ChildRow)[] = [
   'devLastIP',
 ];
 
-/** The device row, its flags, aliases (MAC order) and children (MAC order), and the period's counts. */
-function viewSql(window: boolean): string {
-  return `SELECT ${storedFields.map((f) => `d."${f.name}"`).join(', ')}, ${presenceFlagColumns},
-      ARRAY(SELECT "dma_MAC" FROM "DeviceMacs" WHERE "dma_DevMac" = d."devMac" ORDER BY "dma_MAC") AS "netkeepAliases",
-      (SELECT coalesce(json_agg(json_build_object(${childColumns.map((c) => `'${c}', c."${c}"`).join(', ')})
-          ORDER BY c."devMac"), '[]'::json)
-        FROM "Devices" c WHERE c."devParentMAC" = d."devMac") AS "netkeepChildren",
-      s.*
-    FROM "Devices" d CROSS JOIN (${statsSql(window)}) s
-    WHERE d."devMac" = $1`;
-}
+/**
+ * The device row, its flags, aliases (MAC order) and children (MAC order). The subqueries compare
+ * with $1 rather than d."devMac": most devices have no parent, so a plan for an unknown MAC would
+ * scan Devices for the children; with the value, it takes the index. (So this statement is planned
+ * for its value each time; it is a cheap one to plan.)
+ */
+const viewSql = `SELECT ${storedFields.map((f) => `d."${f.name}"`).join(', ')}, ${presenceFlagColumns},
+    ARRAY(SELECT "dma_MAC" FROM "DeviceMacs" WHERE "dma_DevMac" = $1 ORDER BY "dma_MAC") AS "netkeepAliases",
+    (SELECT coalesce(json_agg(json_build_object(${childColumns.map((c) => `'${c}', c."${c}"`).join(', ')})
+        ORDER BY c."devMac"), '[]'::json)
+      FROM "Devices" c WHERE c."devParentMAC" = $1) AS "netkeepChildren"
+  FROM "Devices" d WHERE d."devMac" = $1`;
 
-const statements = {
-  stats: { all: statsSql(false), window: statsSql(true) },
-  view: { all: viewSql(false), window: viewSql(true) },
+/**
+ * Every statement here (exported for a test to EXPLAIN). The statistics are prepared statements
+ * (`name`): planning them is most of their cost, and every lookup in them is by MAC through an
+ * index, which a plan made once per connection serves as well as one made for each MAC.
+ */
+export const deviceViewSql = {
+  stats: {
+    all: { name: 'netkeep_device_stats_all', text: statsSql(false) },
+    window: { name: 'netkeep_device_stats_window', text: statsSql(true) },
+  },
+  view: viewSql,
 } as const;
 
 /** The parameters of `statsSql` for `period` at `now`, and the period start as storage text. */
@@ -229,33 +240,43 @@ function periodStatsOf(row: StatsRow, period: Period, now: Date, start: string):
   return keptPeriodStats(period, now, start, totals, open, window);
 }
 
-/** A row of `viewSql`: the device's columns and flags (a `DeviceRow`), its aliases and children, its counts. */
-type ViewRow = StatsRow & {
+/** A row of `viewSql`: the device's columns and flags (a `DeviceRow`), its aliases and children. */
+interface ViewRow {
   netkeepAliases: string[];
   netkeepChildren: ChildRow[];
-};
+}
+
+/** The statistics of `mac` for `period` at `now`, on `client` (inside the caller's snapshot). */
+async function readStats(client: PoolClient, mac: string, period: Period, now: Date): Promise<PeriodStats> {
+  const { values, start } = statsParams(mac, period, now);
+  const statement = deviceViewSql.stats[period === 'all' ? 'all' : 'window'];
+  const { rows } = await client.query<StatsRow>({ ...statement, values });
+  const row = rows[0];
+  if (row === undefined) throw new Error('the statistics statement gave no row');
+  return periodStatsOf(row, period, now, start);
+}
 
 export class PostgresDeviceViews {
   constructor(private readonly store: PostgresPool) {}
 
-  /** The device with its computed fields and how they follow the clock; undefined for no device. */
-  async getTimed(mac: string, period: Period, now: Date): Promise<TimedView | undefined> {
-    const { values, start } = statsParams(mac, period, now);
-    const rows = await this.store.query<ViewRow>(
-      statements.view[period === 'all' ? 'all' : 'window'],
-      values,
-    );
-    const row = rows[0];
-    if (row === undefined) return undefined;
-    const { stats, seconds, slope, until } = periodStatsOf(row, period, now, start);
-    const children: DeviceChild[] = row.netkeepChildren.map(childOf);
-    const view: DeviceView = deviceViewOf(
-      row as unknown as DeviceRow,
-      [mac, ...row.netkeepAliases],
-      children,
-      stats,
-    );
-    return { view, seconds, slope, until: until === null ? null : new Date(until) };
+  /**
+   * The device with its computed fields and how they follow the clock; undefined for no device.
+   * Its row and its statistics are read in one snapshot, as SQLite's read transaction does.
+   */
+  getTimed(mac: string, period: Period, now: Date): Promise<TimedView | undefined> {
+    return this.store.transaction(async (client) => {
+      const row = (await client.query<ViewRow>(deviceViewSql.view, [mac])).rows[0];
+      if (row === undefined) return undefined;
+      const { stats, seconds, slope, until } = await readStats(client, mac, period, now);
+      const children: DeviceChild[] = row.netkeepChildren.map(childOf);
+      const view: DeviceView = deviceViewOf(
+        row as unknown as DeviceRow,
+        [mac, ...row.netkeepAliases],
+        children,
+        stats,
+      );
+      return { view, seconds, slope, until: until === null ? null : new Date(until) };
+    }, 'snapshot');
   }
 
   async get(mac: string, period: Period, now: Date): Promise<DeviceView | undefined> {
@@ -264,13 +285,6 @@ export class PostgresDeviceViews {
 
   /** The device's counts for the period (zeros when it has no history, or does not exist). */
   async stats(mac: string, period: Period, now: Date): Promise<DeviceStats> {
-    const { values, start } = statsParams(mac, period, now);
-    const rows = await this.store.query<StatsRow>(
-      statements.stats[period === 'all' ? 'all' : 'window'],
-      values,
-    );
-    const row = rows[0];
-    if (row === undefined) throw new Error('the statistics statement gave no row');
-    return periodStatsOf(row, period, now, start).stats;
+    return (await this.store.transaction((client) => readStats(client, mac, period, now), 'snapshot')).stats;
   }
 }
