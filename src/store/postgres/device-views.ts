@@ -162,6 +162,15 @@ const childColumns: readonly (keyof ChildRow)[] = [
 ];
 
 /**
+ * The rest of the transaction uses the generic plan of a prepared statement. The statistics'
+ * generic plan is index lookups by MAC; left to choose, PostgreSQL plans them anew for a short
+ * period (its estimate for a narrow time range looks cheaper), and that planning costs ten times
+ * the execution. Only inside this module's own read transactions, after the device row (whose
+ * children lookup needs its value: see `viewSql`).
+ */
+const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', true)`;
+
+/**
  * The device row, its flags, aliases (MAC order) and children (MAC order). The subqueries compare
  * with $1 rather than d."devMac": most devices have no parent, so a plan for an unknown MAC would
  * scan Devices for the children; with the value, it takes the index. (So this statement is planned
@@ -171,7 +180,8 @@ const viewSql = `SELECT ${storedFields.map((f) => `d."${f.name}"`).join(', ')}, 
     ARRAY(SELECT "dma_MAC" FROM "DeviceMacs" WHERE "dma_DevMac" = $1 ORDER BY "dma_MAC") AS "netkeepAliases",
     (SELECT coalesce(json_agg(json_build_object(${childColumns.map((c) => `'${c}', c."${c}"`).join(', ')})
         ORDER BY c."devMac"), '[]'::json)
-      FROM "Devices" c WHERE c."devParentMAC" = $1) AS "netkeepChildren"
+      FROM "Devices" c WHERE c."devParentMAC" = $1) AS "netkeepChildren",
+    ${genericPlans} AS "netkeepPlans"
   FROM "Devices" d WHERE d."devMac" = $1`;
 
 /**
@@ -240,7 +250,7 @@ function periodStatsOf(row: StatsRow, period: Period, now: Date, start: string):
   return keptPeriodStats(period, now, start, totals, open, window);
 }
 
-/** A row of `viewSql`: the device's columns and flags (a `DeviceRow`), its aliases and children. */
+/** A row of `viewSql`: the device's columns and flags (a `DeviceRow`), its aliases and children (and `netkeepPlans`). */
 interface ViewRow {
   netkeepAliases: string[];
   netkeepChildren: ChildRow[];
@@ -285,6 +295,10 @@ export class PostgresDeviceViews {
 
   /** The device's counts for the period (zeros when it has no history, or does not exist). */
   async stats(mac: string, period: Period, now: Date): Promise<DeviceStats> {
-    return (await this.store.transaction((client) => readStats(client, mac, period, now), 'snapshot')).stats;
+    const read = await this.store.transaction(async (client) => {
+      await client.query(`SELECT ${genericPlans}`);
+      return readStats(client, mac, period, now);
+    }, 'snapshot');
+    return read.stats;
   }
 }
