@@ -61,3 +61,41 @@ export type PresenceGroup = (typeof presenceGroups)[number];
  */
 export const deviceCounters = [...deviceGroups, ...deviceStatuses, 'absent'] as const;
 export type DeviceCounter = (typeof deviceCounters)[number];
+
+/** The stored flags the counters read (0/1 as stored; anything other than 1 counts as unset). */
+export interface CounterFlags {
+  readonly devPresentLastScan: Flag;
+  readonly devAlertDown: Flag;
+  readonly devIsArchived: Flag;
+  readonly devFavorite: Flag;
+  readonly devIsNew: Flag;
+}
+
+/**
+ * Whether a device with these flags is in `counter`: the rule of `deviceCounters` in JavaScript
+ * (the SQLite store's predicates are `status-sql.ts`; a test checks that both agree on every
+ * combination). Every group but `archived` leaves archived devices out.
+ */
+export function inCounter(counter: DeviceCounter, flags: CounterFlags): boolean {
+  const set = (flag: Flag): boolean => flag === 1 || flag === true;
+  const active = !set(flags.devIsArchived);
+  const status = deviceStatus(flags.devPresentLastScan, flags.devAlertDown);
+  switch (counter) {
+    case 'my':
+      return active;
+    case 'connected':
+      return active && status === 'On-line';
+    case 'favorites':
+      return active && set(flags.devFavorite);
+    case 'new':
+      return active && set(flags.devIsNew);
+    case 'down':
+      return active && status === 'Down';
+    case 'archived':
+      return !active;
+    case 'absent':
+      return active && !set(flags.devPresentLastScan);
+    default:
+      return status === counter;
+  }
+}

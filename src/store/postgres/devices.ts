@@ -22,11 +22,17 @@ import type {
   CreateResult,
   DeviceChanges,
   DeviceChild,
+  DeviceCounts,
   DeviceListItem,
+  DeviceStats,
+  DeviceTotals,
+  DeviceValue,
+  DeviceView,
   MacsResult,
   Page,
   PageResult,
   SearchTexts,
+  TimedView,
 } from '../devices.js';
 import {
   childOf,
@@ -38,7 +44,9 @@ import {
 } from '../sqlite/devices.js';
 import { copiedColumns } from '../sqlite/device-sql.js';
 import { newDeviceRow } from '../sqlite/rows.js';
+import { PostgresDeviceCounts } from './counts.js';
 import { PostgresDeviceLists } from './device-lists.js';
+import { PostgresDeviceViews } from './device-views.js';
 import { PostgresHistoryStore } from './history.js';
 import { PostgresMacWrites } from './macs.js';
 import type { PostgresPool } from './pool.js';
@@ -51,11 +59,41 @@ export class PostgresDeviceStore {
   private readonly history: PostgresHistoryStore;
   private readonly lists: PostgresDeviceLists;
   private readonly macWrites: PostgresMacWrites;
+  private readonly views: PostgresDeviceViews;
+  private readonly kept: PostgresDeviceCounts;
 
   constructor(private readonly store: PostgresPool) {
     this.history = new PostgresHistoryStore(store);
     this.lists = new PostgresDeviceLists(store);
     this.macWrites = new PostgresMacWrites(store);
+    this.views = new PostgresDeviceViews(store);
+    this.kept = new PostgresDeviceCounts(store);
+  }
+
+  get(mac: string, period: Period, now: Date): Promise<DeviceView | undefined> {
+    return this.views.get(mac, period, now);
+  }
+
+  getTimed(mac: string, period: Period, now: Date): Promise<TimedView | undefined> {
+    return this.views.getTimed(mac, period, now);
+  }
+
+  stats(mac: string, period: Period, now: Date): Promise<DeviceStats> {
+    return this.views.stats(mac, period, now);
+  }
+
+  /** Kept in memory, recounted after a write of this process or `invalidateCounts` (counts.ts). */
+  totals(): Promise<DeviceTotals> {
+    return this.kept.totals();
+  }
+
+  counts(): Promise<DeviceCounts> {
+    return this.kept.counts();
+  }
+
+  /** Another server changed devices (a NOTIFY change message or a resync): recount on next read. */
+  invalidateCounts(): void {
+    this.kept.invalidate();
   }
 
   /** The devMac of the device that has `mac` (own MAC or alias); `mac` itself when none has it. */

@@ -149,6 +149,8 @@ export class PostgresPool {
   readonly address: StoreAddress;
   private readonly password: string;
   private readonly clientConfig: pg.ClientConfig;
+  /** Told after each write through this pool (see `onWrite`). */
+  private readonly writeListeners = new Set<() => void>();
 
   constructor(url: string, options: PostgresPoolOptions = {}) {
     const connection = parseStoreUrl(url);
@@ -204,12 +206,38 @@ export class PostgresPool {
   }
 
   async query<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<R[]> {
+    let read = false;
     try {
-      const result = await this.pool.query<R>(text, values as unknown[] | undefined);
+      const result: pg.QueryResult<R> | pg.QueryResult<R>[] = await this.pool.query<R>(
+        text,
+        values as unknown[] | undefined,
+      );
+      // Several statements in one text answer with an array: taken as a write.
+      read = !Array.isArray(result) && result.command === 'SELECT';
       return result.rows;
     } catch (err) {
       throw this.translate(err);
+    } finally {
+      if (!read) this.wrote();
     }
+  }
+
+  /**
+   * Calls `listener` after each write through this pool: a `transaction` in write mode, or a
+   * `query` that is not one SELECT, once it has ended (committed, or failed, which may have
+   * committed too: told either way). What this process keeps in memory from the tables (the device
+   * counts, postgres/counts.ts) is dropped then, so that its own writes are read back at once;
+   * other servers' writes are told through NOTIFY instead. Returns the unsubscribe.
+   */
+  onWrite(listener: () => void): () => void {
+    this.writeListeners.add(listener);
+    return () => {
+      this.writeListeners.delete(listener);
+    };
+  }
+
+  private wrote(): void {
+    for (const listener of this.writeListeners) listener();
   }
 
   /** A connection of the pool, for a caller that runs several statements on one (released by it). */
@@ -244,6 +272,7 @@ export class PostgresPool {
     } finally {
       // A connection whose ROLLBACK failed is in an unknown state: drop it rather than reuse it.
       client.release(broken);
+      if (mode === 'write') this.wrote();
     }
   }
 

@@ -418,18 +418,8 @@ export class SqliteDevices {
     return this.readTx(() => {
       const row = this.selectStmt.get(mac);
       if (row === undefined) return undefined;
-      const children = this.listChildren(mac);
       const { stats, seconds, slope, until } = this.periods.of(mac, period, now);
-      const view: DeviceView = {
-        ...rowToJson(row),
-        devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
-        ...presenceFlags(row),
-        devRandomMac: isRandomMac(mac) ? 1 : 0,
-        devMacs: this.macsOf(mac),
-        ...stats,
-        devChildrenDynamic: children,
-        devChildrenNicsDynamic: children.filter((c) => c.devParentRelType === 'nic'),
-      };
+      const view = deviceViewOf(row, this.macsOf(mac), this.listChildren(mac), stats);
       return { view, seconds, slope, until: until === null ? null : new Date(until) };
     });
   }
@@ -692,7 +682,29 @@ export class SqliteDevices {
   }
 }
 
-/** devSleeping and devFlapping of a row read with `presenceFlagColumns` (SQLite gives 0/1). */
+/**
+ * GET /device's view of a device (both stores): its row read with the presence flags (0/1), all
+ * its MACs (its own first), its children and its counts for the period.
+ */
+export function deviceViewOf(
+  row: DeviceRow,
+  macs: string[],
+  children: DeviceChild[],
+  stats: DeviceStats,
+): DeviceView {
+  const mac = row.devMac as string;
+  return {
+    ...rowToJson(row),
+    devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
+    ...presenceFlags(row),
+    devRandomMac: isRandomMac(mac) ? 1 : 0,
+    devMacs: macs,
+    ...stats,
+    devChildrenDynamic: children,
+    devChildrenNicsDynamic: children.filter((c) => c.devParentRelType === 'nic'),
+  };
+}
+
 /** A child device as devChildrenDynamic lists it. */
 export function childOf(c: ChildRow): DeviceChild {
   return {
@@ -716,6 +728,7 @@ export function parentCycleError(mac: string, parent: string): DomainError {
   );
 }
 
+/** devSleeping and devFlapping of a row read with `presenceFlagColumns` (SQLite gives 0/1). */
 function presenceFlags(row: DeviceRow): PresenceFlags {
   return { devSleeping: row.devSleeping === 1 ? 1 : 0, devFlapping: row.devFlapping === 1 ? 1 : 0 };
 }

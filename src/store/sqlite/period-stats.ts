@@ -3,14 +3,17 @@
  * devDownAlerts, devPresenceHours) and how they follow the clock (TimedView), read from the rows
  * the count triggers keep (see `countSql`), not recounted. A device with irregular history rows
  * (times that are not canonical storage text) is recounted from the raw rows for periods other
- * than `all`, with the statements that define the counts.
+ * than `all`, with the statements that define the counts. The arithmetic over those rows
+ * (`keptPeriodStats`, `recountedPeriodStats`) is exported: the PostgreSQL store reads the same rows
+ * (postgres/device-views.ts) and gives them to the same functions.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { dbTime, fromDbTime, periodStart, periods, type Period } from '../../time.js';
 import { presenceHours, type DeviceStats } from '../devices.js';
 import { countSql, deviceSql } from './device-sql.js';
 
-interface TotalsRow {
+/** A device's row of DeviceHistoryTotals (`countSql.totals`). */
+export interface TotalsRow {
   events: number;
   downAlerts: number;
   sessions: number;
@@ -18,7 +21,8 @@ interface TotalsRow {
   irregular: number;
 }
 
-interface OpenRow {
+/** A device's open sessions (`countSql.openSessions`). */
+export interface OpenRow {
   sessions: number;
   seconds: number;
   growing: number;
@@ -26,19 +30,42 @@ interface OpenRow {
   irregular: number;
 }
 
-interface NextChangeRow {
+/** The earliest row times at or after a period's start (`countSql.nextChange`). */
+export interface NextChangeRow {
   event: string | null;
   ended: string | null;
   started: string | null;
 }
 
-interface BucketsRow {
+/** The buckets from the day after the period start's day on (`countSql.buckets`). */
+export interface BucketsRow {
   events: number;
   downAlerts: number;
   ended: number;
   endedSum: number;
   started: number;
   startedSum: number;
+}
+
+/** Events counted (`countSql.edgeEvents`, `deviceSql.eventCounts`). */
+export interface EventCountsRow {
+  events: number;
+  downAlerts: number;
+}
+
+/** A count of closed sessions and the sum of one of their times in Unix seconds (`countSql.edge*`). */
+export interface EdgeSessionsRow {
+  n: number;
+  sum: number;
+}
+
+/** The rows of a period other than `all`, besides the totals and the open sessions. */
+export interface PeriodWindowRows {
+  readonly buckets: BucketsRow | undefined;
+  readonly edgeEvents: EventCountsRow | undefined;
+  readonly ended: EdgeSessionsRow | undefined;
+  readonly started: EdgeSessionsRow | undefined;
+  readonly next: NextChangeRow | undefined;
 }
 
 interface EdgeParams {
@@ -48,7 +75,7 @@ interface EdgeParams {
 }
 
 /** Period statistics with how they follow the clock (see TimedView). */
-interface PeriodStats {
+export interface PeriodStats {
   readonly stats: DeviceStats;
   readonly seconds: number;
   readonly slope: number;
@@ -56,8 +83,8 @@ interface PeriodStats {
   readonly until: number | null;
 }
 
-const noTotals: TotalsRow = { events: 0, downAlerts: 0, sessions: 0, closedSeconds: 0, irregular: 0 };
-const noOpen: OpenRow = { sessions: 0, seconds: 0, growing: 0, nextStart: null, irregular: 0 };
+export const noTotals: TotalsRow = { events: 0, downAlerts: 0, sessions: 0, closedSeconds: 0, irregular: 0 };
+export const noOpen: OpenRow = { sessions: 0, seconds: 0, growing: 0, nextStart: null, irregular: 0 };
 
 /** Storage text as Unix milliseconds (NaN when it is not a time). */
 const textMs = (text: string): number => Date.parse(fromDbTime(text));
@@ -67,13 +94,90 @@ const textMs = (text: string): number => Date.parse(fromDbTime(text));
  * the day after the start's day (`dayFrom`), then whole months from the month after that day's
  * (`monthFrom`, whose first day is `dayTo`).
  */
-function bucketBounds(start: string): { dayFrom: string; dayTo: string; monthFrom: string } {
+export function bucketBounds(start: string): { dayFrom: string; dayTo: string; monthFrom: string } {
   const day = new Date(`${start.slice(0, 10)}T00:00:00Z`);
   day.setUTCDate(day.getUTCDate() + 1);
   const dayFrom = day.toISOString().slice(0, 10);
   const month = new Date(Date.UTC(day.getUTCFullYear(), day.getUTCMonth() + 1, 1));
   const monthFrom = month.toISOString().slice(0, 7);
   return { dayFrom, dayTo: `${monthFrom}-01`, monthFrom };
+}
+
+/**
+ * The counts of one period from the kept rows: the totals and open sessions, and for a period
+ * other than `all` its window rows (buckets, the start's day read raw, the next changes). `start`
+ * is the period start as storage text ('' for `all`).
+ */
+export function keptPeriodStats(
+  period: Period,
+  now: Date,
+  start: string,
+  totals: TotalsRow,
+  open: OpenRow,
+  window: PeriodWindowRows | undefined,
+): PeriodStats {
+  let events = totals.events;
+  let downAlerts = totals.downAlerts;
+  let sessions = totals.sessions;
+  let seconds = totals.closedSeconds + open.seconds;
+  let slope = open.growing;
+  // When the answer stops following the clock alone: a future open session starts, or (for a
+  // period) the moving start passes the next event or session boundary.
+  const changes: number[] = [];
+  if (open.nextStart !== null) changes.push(textMs(open.nextStart));
+  if (open.irregular > 0) changes.push(now.getTime());
+  const length = periods[period];
+  if (length !== null && window !== undefined) {
+    // Closed sessions that end after the start: those ending on later days are in the buckets
+    // by their end, those ending on the start's day are read raw. Their connected seconds within
+    // the period are sum(end) - sum(max(start of session, period start)); the sessions that
+    // started at or after the period start are likewise in the buckets by their start.
+    const { buckets, edgeEvents, ended, started, next } = window;
+    const endedCount = (buckets?.ended ?? 0) + (ended?.n ?? 0);
+    const endedSum = (buckets?.endedSum ?? 0) + (ended?.sum ?? 0);
+    const startedCount = (buckets?.started ?? 0) + (started?.n ?? 0);
+    const startedSum = (buckets?.startedSum ?? 0) + (started?.sum ?? 0);
+    const startSeconds = textMs(start) / 1000;
+    events = (buckets?.events ?? 0) + (edgeEvents?.events ?? 0);
+    downAlerts = (buckets?.downAlerts ?? 0) + (edgeEvents?.downAlerts ?? 0);
+    sessions = endedCount + open.sessions;
+    seconds = endedSum - startedSum - startSeconds * (endedCount - startedCount) + open.seconds;
+    // Each closed session that straddles the start loses a second per second as it moves.
+    slope -= endedCount - startedCount;
+    for (const text of [next?.event, next?.ended, next?.started])
+      if (text !== null && text !== undefined) changes.push(textMs(text) + length * 86_400_000);
+  }
+  return {
+    stats: {
+      devSessions: sessions,
+      devEvents: events,
+      devDownAlerts: downAlerts,
+      devPresenceHours: presenceHours(seconds),
+    },
+    seconds,
+    slope,
+    until: earliest(changes, now),
+  };
+}
+
+/** The counts recounted from the raw rows (`deviceSql.eventCounts`, `sessionStats`): not cacheable. */
+export function recountedPeriodStats(
+  events: EventCountsRow | undefined,
+  sessions: { sessions: number; seconds: number } | undefined,
+  at: Date,
+): PeriodStats {
+  const seconds = sessions?.seconds ?? 0;
+  return {
+    stats: {
+      devSessions: sessions?.sessions ?? 0,
+      devEvents: events?.events ?? 0,
+      devDownAlerts: events?.downAlerts ?? 0,
+      devPresenceHours: presenceHours(seconds),
+    },
+    seconds,
+    slope: 0,
+    until: at.getTime(),
+  };
 }
 
 export class PeriodStatistics {
@@ -113,74 +217,26 @@ export class PeriodStatistics {
     const start = periodStart(period, now) ?? '';
     const nowText = dbTime(now);
     const totals = this.totalsStmt.get(mac) ?? noTotals;
-    if (period !== 'all' && totals.irregular > 0) return this.recount(mac, start, nowText, now);
+    if (period !== 'all' && totals.irregular > 0)
+      return recountedPeriodStats(
+        this.eventCountsStmt.get({ mac, start }),
+        this.sessionStatsStmt.get({ mac, start, now: nowText }),
+        now,
+      );
     const open = this.openStmt.get({ mac, start, now: nowText }) ?? noOpen;
-    let events = totals.events;
-    let downAlerts = totals.downAlerts;
-    let sessions = totals.sessions;
-    let seconds = totals.closedSeconds + open.seconds;
-    let slope = open.growing;
-    // When the answer stops following the clock alone: a future open session starts, or (for a
-    // period) the moving start passes the next event or session boundary.
-    const changes: number[] = [];
-    if (open.nextStart !== null) changes.push(textMs(open.nextStart));
-    if (open.irregular > 0) changes.push(now.getTime());
+    let window: PeriodWindowRows | undefined;
     if (period !== 'all') {
-      // Closed sessions that end after the start: those ending on later days are in the buckets
-      // by their end, those ending on the start's day are read raw. Their connected seconds within
-      // the period are sum(end) - sum(max(start of session, period start)); the sessions that
-      // started at or after the period start are likewise in the buckets by their start.
       const bounds = bucketBounds(start);
       const edge = { mac, start, dayFrom: bounds.dayFrom };
-      const buckets = this.bucketsStmt.get({ mac, ...bounds });
-      const edgeEvents = this.edgeEventsStmt.get(edge);
-      const ended = this.edgeEndedStmt.get(edge);
-      const started = this.edgeStartedStmt.get(edge);
-      const endedCount = (buckets?.ended ?? 0) + (ended?.n ?? 0);
-      const endedSum = (buckets?.endedSum ?? 0) + (ended?.sum ?? 0);
-      const startedCount = (buckets?.started ?? 0) + (started?.n ?? 0);
-      const startedSum = (buckets?.startedSum ?? 0) + (started?.sum ?? 0);
-      const startSeconds = textMs(start) / 1000;
-      events = (buckets?.events ?? 0) + (edgeEvents?.events ?? 0);
-      downAlerts = (buckets?.downAlerts ?? 0) + (edgeEvents?.downAlerts ?? 0);
-      sessions = endedCount + open.sessions;
-      seconds = endedSum - startedSum - startSeconds * (endedCount - startedCount) + open.seconds;
-      // Each closed session that straddles the start loses a second per second as it moves.
-      slope -= endedCount - startedCount;
-      const next = this.nextChangeStmt.get({ mac, start });
-      const length = periods[period] * 86_400_000;
-      for (const text of [next?.event, next?.ended, next?.started])
-        if (text !== null && text !== undefined) changes.push(textMs(text) + length);
+      window = {
+        buckets: this.bucketsStmt.get({ mac, ...bounds }),
+        edgeEvents: this.edgeEventsStmt.get(edge),
+        ended: this.edgeEndedStmt.get(edge),
+        started: this.edgeStartedStmt.get(edge),
+        next: this.nextChangeStmt.get({ mac, start }),
+      };
     }
-    return {
-      stats: {
-        devSessions: sessions,
-        devEvents: events,
-        devDownAlerts: downAlerts,
-        devPresenceHours: presenceHours(seconds),
-      },
-      seconds,
-      slope,
-      until: earliest(changes, now),
-    };
-  }
-
-  /** The counts from the raw rows, with the statements that define them (not cacheable). */
-  private recount(mac: string, start: string, now: string, at: Date): PeriodStats {
-    const events = this.eventCountsStmt.get({ mac, start });
-    const sessions = this.sessionStatsStmt.get({ mac, start, now });
-    const seconds = sessions?.seconds ?? 0;
-    return {
-      stats: {
-        devSessions: sessions?.sessions ?? 0,
-        devEvents: events?.events ?? 0,
-        devDownAlerts: events?.downAlerts ?? 0,
-        devPresenceHours: presenceHours(seconds),
-      },
-      seconds,
-      slope: 0,
-      until: at.getTime(),
-    };
+    return keptPeriodStats(period, now, start, totals, open, window);
   }
 }
 
