@@ -28,49 +28,14 @@ import { isRandomMac } from '../../validation.js';
 import type { DeviceListItem, Page, PageResult, SearchTexts } from '../devices.js';
 import { containsPattern } from '../sqlite/list-sql.js';
 import type { PostgresPool } from './pool.js';
+import { groupPredicate, presenceFlagColumns, presenceFlagSql, statusPredicate } from './status-sql.js';
 
 const columnList = storedFields.map((f) => `"${f.name}"`).join(', ');
 
-/** devStatus as SQL over a Devices row (the flags are NOT NULL here, so `= 1` is SQLite's `IS 1`). */
-function statusSql(status: DeviceStatus): string {
-  switch (status) {
-    case 'On-line':
-      return '"devPresentLastScan" = 1';
-    case 'Down':
-      return '("devPresentLastScan" <> 1 AND "devAlertDown" = 1)';
-    case 'Off-line':
-      return '("devPresentLastScan" <> 1 AND "devAlertDown" <> 1)';
-  }
-}
-
-/** A group of the status counters as SQL (status-sql.ts `deviceGroupSql`'s rules). */
-function groupSql(group: DeviceGroup): string {
-  const active = '"devIsArchived" <> 1';
-  switch (group) {
-    case 'my':
-      return active;
-    case 'connected':
-      return `(${active} AND ${statusSql('On-line')})`;
-    case 'favorites':
-      return `(${active} AND "devFavorite" = 1)`;
-    case 'new':
-      return `(${active} AND "devIsNew" = 1)`;
-    case 'down':
-      return `(${active} AND ${statusSql('Down')})`;
-    case 'archived':
-      return '"devIsArchived" = 1';
-  }
-}
-
-/** devSleeping and devFlapping over a Devices row: the scanner's memory (status-sql.ts `presenceFlagSql`). */
-const flagSql = {
-  devSleeping: `("devCanSleep" = 1 AND "devPresentLastScan" = 1
-    AND EXISTS (SELECT 1 FROM "ScanState" s WHERE s."mac" = "Devices"."devMac" AND s."misses" > 0))`,
-  devFlapping: 'EXISTS (SELECT 1 FROM "ScanState" s WHERE s."mac" = "Devices"."devMac" AND s."flapping" = 1)',
-} as const;
+const flagSql = presenceFlagSql('"Devices"');
 
 /** A list item's columns: every stored field, then the flags as 0/1. */
-const itemColumns = `${columnList}, (${flagSql.devSleeping})::int AS "devSleeping", (${flagSql.devFlapping})::int AS "devFlapping"`;
+const itemColumns = `${columnList}, ${presenceFlagColumns('"Devices"')}`;
 
 /** devRandomMac: the second hex digit of the canonical devMac has bit 0x2 set. */
 const randomMacSql = `substr("devMac", 2, 1) IN ('2', '3', '6', '7', 'a', 'b', 'e', 'f')`;
@@ -78,10 +43,10 @@ const randomMacSql = `substr("devMac", 2, 1) IN ('2', '3', '6', '7', 'a', 'b', '
 /** SQLite's NOCASE and LIKE fold ASCII letters only; so does this (toLowerCase would fold more). */
 const foldAscii = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
-function statusPredicate(status: DeviceListStatus | undefined): string | undefined {
+function listStatusPredicate(status: DeviceListStatus | undefined): string | undefined {
   if (status === undefined || status === 'all') return undefined;
-  if ((deviceStatuses as readonly string[]).includes(status)) return statusSql(status as DeviceStatus);
-  return groupSql(status as DeviceGroup);
+  if ((deviceStatuses as readonly string[]).includes(status)) return statusPredicate(status as DeviceStatus);
+  return groupPredicate(status as DeviceGroup);
 }
 
 /** The WHERE clause of a query and its bound parameters ($1...). */
@@ -102,7 +67,7 @@ function filterOf(query: DeviceListQuery): { readonly where: string; readonly pa
       .join(' OR ')})`;
   }
   const conditions = [
-    statusPredicate(query.status),
+    listStatusPredicate(query.status),
     flag('devSleeping', query.sleeping),
     flag('devFlapping', query.flapping),
     search,
@@ -119,7 +84,7 @@ function orderSql(sort: Exclude<SortColumn, 'devName'>, descending: boolean): st
   if (sort === 'devMac') return mac;
   let term: string;
   if (sort === 'devStatus')
-    term = `(CASE WHEN ${statusSql('On-line')} THEN 'On-line' WHEN ${statusSql('Down')} THEN 'Down' ELSE 'Off-line' END) COLLATE "C"`;
+    term = `(CASE WHEN ${statusPredicate('On-line')} THEN 'On-line' WHEN ${statusPredicate('Down')} THEN 'Down' ELSE 'Off-line' END) COLLATE "C"`;
   else term = fieldsByName.get(sort)?.kind === 'text' ? `lower("${sort}")` : `"${sort}"`;
   return `${term} ${direction}, ${mac}`;
 }

@@ -35,6 +35,7 @@ import {
 } from '../sqlite/period-stats.js';
 import type { PoolClient } from 'pg';
 import type { PostgresPool } from './pool.js';
+import { presenceFlagColumns } from './status-sql.js';
 
 const open = '("ses_DateTimeDisconnection" IS NULL OR "ses_StillConnected" = 1)';
 const conn = '"ses_DateTimeConnection"';
@@ -142,14 +143,6 @@ interface StatsRow {
   rSeconds?: number;
 }
 
-/**
- * devSleeping and devFlapping over the Devices row `d` as 0/1 columns: sqlite/status-sql.ts'
- * `presenceFlagSql` (the scanner's memory in ScanState) in PostgreSQL.
- */
-export const presenceFlagColumns = `("devCanSleep" = 1 AND "devPresentLastScan" = 1
-    AND EXISTS (SELECT 1 FROM "ScanState" s WHERE s."mac" = d."devMac" AND s."misses" > 0))::int AS "devSleeping",
-  EXISTS (SELECT 1 FROM "ScanState" s WHERE s."mac" = d."devMac" AND s."flapping" = 1)::int AS "devFlapping"`;
-
 /** The columns of a child (`ChildRow`), in devChildrenDynamic's order (sqlite/device-sql.ts `children`). */
 const childColumns: readonly (keyof ChildRow)[] = [
   'devMac',
@@ -176,7 +169,7 @@ const genericPlans = `set_config('plan_cache_mode', 'force_generic_plan', true)`
  * scan Devices for the children; with the value, it takes the index. (So this statement is planned
  * for its value each time; it is a cheap one to plan.)
  */
-const viewSql = `SELECT ${storedFields.map((f) => `d."${f.name}"`).join(', ')}, ${presenceFlagColumns},
+const viewSql = `SELECT ${storedFields.map((f) => `d."${f.name}"`).join(', ')}, ${presenceFlagColumns('d')},
     ARRAY(SELECT "dma_MAC" FROM "DeviceMacs" WHERE "dma_DevMac" = $1 ORDER BY "dma_MAC") AS "netkeepAliases",
     (SELECT coalesce(json_agg(json_build_object(${childColumns.map((c) => `'${c}', c."${c}"`).join(', ')})
         ORDER BY c."devMac"), '[]'::json)

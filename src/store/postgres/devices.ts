@@ -26,7 +26,6 @@ import type {
   DeviceListItem,
   DeviceStats,
   DeviceTotals,
-  DeviceValue,
   DeviceView,
   MacsResult,
   Page,
