@@ -122,7 +122,7 @@ async function timeMap(
     Math.max(
       ...performance
         .getEntriesByType('resource')
-        .filter((e) => /\/devices(\/map)?\?/.test(e.name))
+        .filter((e) => /\/devices(\/map)?(\?|$)/.test(e.name))
         .map((e) => (e as PerformanceResourceTiming).responseEnd),
     ),
   );
