@@ -48,7 +48,7 @@ const maxAnswerChars = 256 * 1024;
 
 /**
  * The fields of a lighter list (GET /devices/map): each item is these fields of the list item, as
- * JSON text, kept beside the whole items and dropped with them.
+ * JSON text, kept beside the whole items and dropped as they are.
  */
 export type ItemFields = readonly (keyof DeviceListItem)[];
 
@@ -63,8 +63,10 @@ export class DeviceListCache {
   /** Item JSON text by MAC, oldest first. */
   private readonly items: SizedMap<string, string>;
   /**
-   * The lighter items' texts (a few fields of each item), by field list then MAC: read from the
-   * whole item's text when it is kept, else with it. Dropped whenever the item is.
+   * The lighter items' texts (a few fields of each item), by field list then MAC: made from the
+   * whole item's text when that is kept, else from the item the store gives (whose whole text is
+   * then not kept). Dropped whenever the device may have changed. The field lists are the code's
+   * own (the map's), never a request's, so there are few.
    */
   private readonly projections = new Map<string, SizedMap<string, string>>();
   /** The MACs of each list shape, in its order. */
