@@ -10,14 +10,17 @@
  *   - events page: navigation start to the first row of the event log;
  *   - map, cold: navigation start to the first node of /ui/map (its data request's share: from
  *     navigation start to the end of that response, resource timing).
- * Setting NETKEEP_BENCH_CONSOLE=map measures only the map (its rounds alone, quicker).
+ * Setting NETKEEP_BENCH_CONSOLE=map measures only the map (its rounds alone, quicker); with
+ * NETKEEP_BENCH_CONSOLE_BASELINE=<another build's dist/src/main.js> as well, each round also opens
+ * the map of that build (its own server, on a copy of the same data), the two in turns, first one
+ * then the other: an A/B on the same machine at the same time.
  * Then the bulk edit of 1,000 devices (`POST /devices/bulk`, one field for all, as the list's
  * "Set for 1,000 devices" sends it): request to answer, over HTTP, alternating two values.
  * Prints median, p10 and p90 of each, and the first load's compressed size (as sent, measured by
  * the browser, and as built). Asserts nothing.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Cookie, Page } from 'playwright-core';
@@ -122,7 +125,7 @@ async function timeMap(
     Math.max(
       ...performance
         .getEntriesByType('resource')
-        .filter((e) => /\/devices(\/map)?\?/.test(e.name))
+        .filter((e) => /\/devices(\/map)?(\?|$)/.test(e.name))
         .map((e) => (e as PerformanceResourceTiming).responseEnd),
     ),
   );
@@ -165,21 +168,18 @@ export async function run(): Promise<void> {
   console.log(
     `seeded ${devices} devices with a week of history in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`,
   );
-  const server = await startChild(join(root, 'dist', 'src', 'main.js'), {
-    DATA_DIR: dataDir,
-    API_TOKEN: benchToken,
-    LOG_LEVEL: 'warn',
-  });
+  const baseline = process.env.NETKEEP_BENCH_CONSOLE_BASELINE;
+  const baselineDir = baseline === undefined ? undefined : mkdtempSync(join(tmpdir(), 'netkeep-bench-base-'));
+  if (baselineDir !== undefined) cpSync(dataDir, baselineDir, { recursive: true });
+  const env = { API_TOKEN: benchToken, LOG_LEVEL: 'warn' };
+  const server = await startChild(join(root, 'dist', 'src', 'main.js'), { ...env, DATA_DIR: dataDir });
+  const other =
+    baseline === undefined || baselineDir === undefined
+      ? undefined
+      : await startChild(baseline, { ...env, DATA_DIR: baselineDir });
   const browser = await launchChromium();
   try {
-    const signIn = await browser.newContext();
-    const signInPage = await signIn.newPage();
-    await signInPage.goto(`${server.url}/ui/`);
-    await signInPage.getByLabel('API token').fill(benchToken);
-    await signInPage.keyboard.press('Enter');
-    await signInPage.waitForSelector('table.devices tbody tr');
-    const cookies = await signIn.cookies();
-    await signIn.close();
+    const cookies = await signIn(browser, server.url);
 
     const cold: number[] = [];
     const warm: number[] = [];
@@ -193,13 +193,39 @@ export async function run(): Promise<void> {
       mapData.push(map.data);
     };
     if (process.env.NETKEEP_BENCH_CONSOLE === 'map') {
-      for (let round = 0; round < rounds; round++) await measureMap();
+      const loads: number[] = [];
+      const otherPaint: number[] = [];
+      const otherData: number[] = [];
+      const otherCookies = other === undefined ? undefined : await signIn(browser, other.url);
+      const measureOther = async () => {
+        if (other === undefined || otherCookies === undefined) return;
+        const map = await timeMap(browser, otherCookies, other.url);
+        otherPaint.push(map.paint);
+        otherData.push(map.data);
+      };
+      for (let round = 0; round < rounds; round++) {
+        loads.push(loadavg()[0] ?? NaN);
+        if (round % 2 === 0) {
+          await measureMap();
+          await measureOther();
+        } else {
+          await measureOther();
+          await measureMap();
+        }
+      }
       console.log(`map, first node, cold cache: ${summary(mapPaint)}`);
       console.log(`map, its data request answered: ${summary(mapData)}`);
+      if (other !== undefined) {
+        console.log(`baseline map, first node, cold cache: ${summary(otherPaint)}`);
+        console.log(`baseline map, its data request answered: ${summary(otherData)}`);
+      }
+      console.log(`load average (1 min) at each round: ${loads.map((l) => l.toFixed(1)).join(' ')}`);
       return;
     }
     let transferred = 0;
+    const loads: number[] = [];
     for (let round = 0; round < rounds; round++) {
+      loads.push(loadavg()[0] ?? NaN);
       const page = await newSignedInPage(browser, cookies, 'table.devices tbody tr');
       await page.goto(`${server.url}/ui/`);
       cold.push(await timeToFirst(page, 'table.devices tbody tr'));
@@ -239,6 +265,7 @@ export async function run(): Promise<void> {
     console.log(`first rows of the event log, cold cache: ${summary(events)}`);
     console.log(`map, first node, cold cache: ${summary(mapPaint)}`);
     console.log(`map, its data request answered: ${summary(mapData)}`);
+    console.log(`load average (1 min) at each round: ${loads.map((l) => l.toFixed(1)).join(' ')}`);
     console.log(`bulk edit of ${bulkDevices} devices (POST /devices/bulk, one field): ${summary(bulk)}`);
     console.log(
       `first load as sent (brotli): ${transferred} B; as built: ${sum('bytes')} B raw, ${sum('gzip')} B gzip, ${sum('br')} B brotli; script alone ${script?.br ?? 0} B brotli, ${script?.gzip ?? 0} B gzip`,
@@ -246,6 +273,21 @@ export async function run(): Promise<void> {
   } finally {
     await browser.close();
     await server.stop();
+    await other?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (baselineDir !== undefined) rmSync(baselineDir, { recursive: true, force: true });
   }
+}
+
+/** Signs in on the console at `url` with the bench token; the session's cookies. */
+async function signIn(browser: Browser, url: string): Promise<Cookie[]> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${url}/ui/`);
+  await page.getByLabel('API token').fill(benchToken);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('table.devices tbody tr');
+  const cookies = await context.cookies();
+  await context.close();
+  return cookies;
 }

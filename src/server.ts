@@ -313,8 +313,9 @@ export interface ProbeServer {
 /**
  * The composition root of probe mode (docs/probes.md): no database and no inventory; the tool
  * runner for discovery, the name resolver, the probe (scan loop, spool, uploader), and an app that
- * serves /health and GET /nettools/scan behind the usual token. Nothing else: a probe's devices are
- * the hub's.
+ * serves /health and GET /nettools/scan behind the usual token. Nothing else, not even the OpenAPI
+ * document, /docs or the console's sign-in (a minimal surface): a probe's devices are the hub's,
+ * and what a probe does not serve cannot be attacked.
  */
 export async function createProbeServer(
   config: Config,
@@ -330,6 +331,7 @@ export async function createProbeServer(
     logger,
     corsOrigins: config.CORS_ORIGINS,
     trustProxy: config.TRUST_PROXY,
+    surface: 'minimal',
   });
   const runner = startToolRunner(config, logger);
   const runTool: RunTool = (tool, args, { timeoutMs, signal }) =>

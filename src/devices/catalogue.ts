@@ -351,6 +351,25 @@ export const DeviceListItemSchema = Type.Object(
   { $id: 'DeviceListItem', additionalProperties: false },
 );
 
+/**
+ * What the console's network map draws of each device (GET /devices/map): a few fields of the list
+ * item, so that the map of 10,000 devices is ~1.5 MB instead of the whole list's ~9 MB.
+ */
+export const mapFieldNames = [
+  'devMac',
+  'devName',
+  'devStatus',
+  'devParentMAC',
+  'devParentPort',
+  'devSite',
+  'devType',
+] as const;
+
+export const DeviceMapItemSchema = Type.Pick(DeviceListItemSchema, [...mapFieldNames], {
+  $id: 'DeviceMapItem',
+  additionalProperties: false,
+});
+
 /** The `changes` of a bulk edit: any of `bulkFieldNames`, with the single edit's input rules. */
 export const BulkChangesSchema = Type.Object(
   Object.fromEntries(

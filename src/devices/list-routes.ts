@@ -10,7 +10,7 @@ import type { App } from '../http/app.js';
 import { jsonTextList } from '../http/json-stream.js';
 import { ErrorRef } from '../http/schemas.js';
 import { integerTextPattern } from '../validation.js';
-import { DeviceListItemSchema } from './catalogue.js';
+import { DeviceListItemSchema, DeviceMapItemSchema, mapFieldNames } from './catalogue.js';
 import { EventSchema, SessionSchema } from './history.js';
 import { DeviceListCache } from './list-cache.js';
 import {
@@ -94,6 +94,7 @@ export default async function deviceListRoutes(
 ): Promise<void> {
   const cache = new DeviceListCache(repository);
   app.addSchema(DeviceListItemSchema);
+  app.addSchema(DeviceMapItemSchema);
   app.addSchema(EventSchema);
   app.addSchema(SessionSchema);
 
@@ -135,6 +136,39 @@ export default async function deviceListRoutes(
         offset,
         limit,
         ({ total, items }) => jsonTextList('devices', items, { total, offset, limit }),
+      );
+      return reply.type('application/json; charset=utf-8').send(answer);
+    },
+  );
+
+  // The console's network map: every device, but only what the map draws of it, from the same
+  // cache as the list (the items' texts and the MAC order of the whole list).
+  app.get(
+    '/devices/map',
+    {
+      schema: {
+        tags,
+        summary:
+          'Every device (archived ones too) in MAC order with only what the network map draws: devMac, devName, devStatus, devParentMAC, devParentPort, devSite, devType.',
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: {
+          200: Type.Object({
+            success: Type.Literal(true),
+            devices: Type.Array(Type.Ref('DeviceMapItem')),
+            total: Type.Integer({ description: 'Devices listed.' }),
+          }),
+          400: ErrorRef,
+          403: ErrorRef,
+        },
+      },
+    },
+    async (_request, reply) => {
+      const answer = await cache.answer(
+        { status: 'all' },
+        0,
+        null,
+        ({ total, items }) => jsonTextList('devices', items, { total }),
+        mapFieldNames,
       );
       return reply.type('application/json; charset=utf-8').send(answer);
     },

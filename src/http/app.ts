@@ -47,6 +47,12 @@ export interface AppOptions {
    * adds (the request metrics) reach every route, /health included.
    */
   readonly instrument?: (app: App) => void;
+  /**
+   * What the app serves beyond /health and the routes registered on it: `full` (the default) adds
+   * the OpenAPI document (/openapi.json), its page (/docs) and the console's sign-in (/session);
+   * `minimal` adds nothing (probe mode, docs/probes.md: a probe exposes only what it needs).
+   */
+  readonly surface?: 'full' | 'minimal';
 }
 
 /** The application type every route module receives: Fastify with TypeBox type inference. */
@@ -168,6 +174,36 @@ export async function buildApp(options: AppOptions): Promise<App> {
     done();
   });
 
+  app.addSchema(ErrorSchema);
+  app.server.maxConnections = options.maxConnections ?? 256;
+  if ((options.surface ?? 'full') === 'full') await registerDocsAndSignIn(app, options.token, sessions);
+  app.get(
+    '/health',
+    {
+      schema: {
+        summary: 'Liveness: ok once the database is open. No token needed.',
+        security: [],
+        response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: Type.Ref('Error') },
+      },
+    },
+    async () => {
+      if (options.isHealthy && !options.isHealthy())
+        throw new ApiError(
+          503,
+          'Unavailable',
+          'The database is not open.',
+          undefined,
+          {},
+          'DATABASE_UNAVAILABLE',
+        );
+      return { status: 'ok' as const };
+    },
+  );
+  return app;
+}
+
+/** The OpenAPI document and its page (/openapi.json, /docs), and the console's sign-in (/session). */
+async function registerDocsAndSignIn(app: App, token: string, sessions: SessionStore): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -201,34 +237,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
       },
     },
   });
-  app.addSchema(ErrorSchema);
-  await app.register(sessionRoutes, { sessions, isToken: tokenEquals(options.token) });
-
-  app.server.maxConnections = options.maxConnections ?? 256;
+  await app.register(sessionRoutes, { sessions, isToken: tokenEquals(token) });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get(
-    '/health',
-    {
-      schema: {
-        summary: 'Liveness: ok once the database is open. No token needed.',
-        security: [],
-        response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: Type.Ref('Error') },
-      },
-    },
-    async () => {
-      if (options.isHealthy && !options.isHealthy())
-        throw new ApiError(
-          503,
-          'Unavailable',
-          'The database is not open.',
-          undefined,
-          {},
-          'DATABASE_UNAVAILABLE',
-        );
-      return { status: 'ok' as const };
-    },
-  );
-  return app;
 }
 
 /** A route option's hooks as an array, whether it held none, one or several (for `onRoute` hooks). */

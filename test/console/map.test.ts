@@ -102,4 +102,46 @@ describe('network map in Chromium', { skip }, () => {
     await node(laptop).waitFor();
     await page.waitForFunction((mac) => document.activeElement?.getAttribute('data-node') === mac, laptop);
   });
+
+  test('a subtree reads downwards: no child above its parent, no two nodes on one spot', async () => {
+    // Two switches under the site, the first collapsed: the second is pushed down below it, and
+    // its children must move down with it (a tidy tree centres them on where it was).
+    const switches = ['02:ee:00:00:01:00', '02:ee:00:00:02:00'];
+    const ports = (s: number) => [1, 2, 3].map((p) => `02:ee:00:00:0${s + 1}:0${p}`);
+    for (const [s, mac] of switches.entries()) {
+      const made = await server.request('POST', `/device/${mac}`, {
+        body: { createNew: true, devName: `Switch ${s + 1}` },
+      });
+      assert.equal(made.status, 200, made.text);
+      for (const port of ports(s)) {
+        const res = await server.request('POST', `/device/${port}`, {
+          body: { createNew: true, devName: `Port ${port.slice(-1)} of switch ${s + 1}`, devParentMAC: mac },
+        });
+        assert.equal(res.status, 200, res.text);
+      }
+    }
+    await page.reload();
+    await page.getByRole('button', { name: 'Expand Switch 2 (3)' }).click();
+    for (const port of ports(1)) await node(port).waitFor();
+    const placed = new Map(
+      await page
+        .locator('[data-node]')
+        .evaluateAll((nodes) =>
+          nodes.map(
+            (n) =>
+              [
+                n.getAttribute('data-node') ?? '',
+                { left: (n as HTMLElement).offsetLeft, top: (n as HTMLElement).offsetTop },
+              ] as const,
+          ),
+        ),
+    );
+    const parentTop = placed.get(switches[1] ?? '')?.top ?? NaN;
+    for (const port of ports(1)) {
+      const top = placed.get(port)?.top ?? NaN;
+      assert.ok(top >= parentTop, `${port} (top ${top}) is above its parent (top ${parentTop})`);
+    }
+    const spots = [...placed.values()].map((p) => `${p.left},${p.top}`);
+    assert.equal(new Set(spots).size, spots.length, 'every node has a spot of its own');
+  });
 });

@@ -44,6 +44,7 @@ test('docs/api/devices.md documents every device endpoint with a curl example', 
     '### POST /device/copy',
     '### POST /device/\\<mac\\>/update-column',
     '### GET /devices',
+    '### GET /devices/map',
     '### GET /device/\\<mac\\>/events',
     '### GET /device/\\<mac\\>/sessions',
   ]) {

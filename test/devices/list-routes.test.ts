@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { storedFields } from '../../src/devices/catalogue.js';
+import { mapFieldNames, storedFields } from '../../src/devices/catalogue.js';
 import { InProcessServer } from '../helpers/inject.js';
 import { notAuthorizedBody, type HttpClient } from '../helpers/server.js';
 import { dump, expectedStats, history, periodDays, seedHistory, type PeriodName } from './history.js';
@@ -297,6 +297,79 @@ describe('GET /devices', () => {
     });
   });
 
+  test('GET /devices/map: every device with only the fields the map draws, following every change', async () => {
+    const mapItems = async (): Promise<Json[]> => {
+      const body = await getOk(server, '/devices/map');
+      assert.deepEqual(Object.keys(body), ['success', 'devices', 'total']);
+      const items = list(body, 'devices');
+      assert.equal(body.total, items.length);
+      return items;
+    };
+    /** What the map must answer: the same fields of GET /devices' items, in MAC order. */
+    const expected = async (): Promise<Json[]> =>
+      list(await getOk(server, '/devices?status=all'), 'devices').map((d) =>
+        Object.fromEntries(mapFieldNames.map((name) => [name, d[name]])),
+      );
+    const first = await mapItems();
+    assert.deepEqual(first, await expected());
+    assert.deepEqual(
+      first.map((d) => d.devMac),
+      sortedMacs(),
+    );
+    for (const item of first) assert.deepEqual(Object.keys(item), [...mapFieldNames]);
+    const [child, parent] = sortedMacs();
+    assert.ok(child !== undefined && parent !== undefined);
+    const unchanged = JSON.stringify(first);
+    try {
+      // Writes through the API: the map's kept texts of that device are dropped.
+      const res = await server.request('POST', `/device/${child}`, {
+        body: {
+          devName: 'Renamed',
+          devParentMAC: parent,
+          devParentPort: 3,
+          devSite: 'Lab',
+          devType: 'Switch',
+        },
+      });
+      assert.equal(res.status, 200, res.text);
+      const changed = (await mapItems()).find((d) => d.devMac === child);
+      assert.deepEqual(changed, {
+        devMac: child,
+        devName: 'Renamed',
+        devStatus: first.find((d) => d.devMac === child)?.devStatus,
+        devParentMAC: parent,
+        devParentPort: 3,
+        devSite: 'Lab',
+        devType: 'Switch',
+      });
+      // A write by another process (the kept texts cannot know which device): read again too.
+      db.prepare('UPDATE Devices SET devName = ?, devPresentLastScan = 1 WHERE devMac = ?').run(
+        'Outside',
+        parent,
+      );
+      const outside = (await mapItems()).find((d) => d.devMac === parent);
+      assert.deepEqual([outside?.devName, outside?.devStatus], ['Outside', 'On-line']);
+      assert.deepEqual(await mapItems(), await expected());
+    } finally {
+      await server.request('POST', `/device/${child}`, {
+        body: { devName: 'dev 0', devParentMAC: '', devParentPort: null, devSite: '', devType: '' },
+      });
+      const was = devices.find((d) => d.mac === parent);
+      db.prepare('UPDATE Devices SET devName = ?, devPresentLastScan = ? WHERE devMac = ?').run(
+        `dev ${Number.parseInt(parent.slice(-2), 16)}`,
+        was?.present ?? 0,
+        parent,
+      );
+    }
+    assert.equal(JSON.stringify(await mapItems()), unchanged);
+    await assertRejected(server, db, 400, '/devices/map?status=Down', /status/);
+    for (const token of [null, 'wrong']) {
+      const res = await server.request('GET', '/devices/map', { token });
+      assert.equal(res.status, 403);
+      assert.deepEqual(res.body, notAuthorizedBody);
+    }
+  });
+
   test('400 for a bad status (naming the allowed values), bad paging, unknown parameters; DB unchanged', async () => {
     for (const status of [
       'online',
@@ -530,6 +603,7 @@ describe('GET /device/<mac>/events and /sessions', () => {
     };
     for (const [path, statuses] of [
       ['/devices', ['200', '400', '403']],
+      ['/devices/map', ['200', '400', '403']],
       ['/device/{mac}/events', ['200', '400', '403', '404']],
       ['/device/{mac}/sessions', ['200', '400', '403', '404']],
     ] as const) {
@@ -540,9 +614,10 @@ describe('GET /device/<mac>/events and /sessions', () => {
       for (const status of statuses)
         assert.ok(operation.responses && status in operation.responses, `${path} ${status}`);
       const names = (operation.parameters ?? []).map((p) => p.name);
+      if (path === '/devices/map') continue; // no parameters: always the whole list
       for (const name of ['offset', 'limit']) assert.ok(names.includes(name), `${path} documents ${name}`);
     }
-    for (const name of ['DeviceListItem', 'DeviceEvent', 'DeviceSession'])
+    for (const name of ['DeviceListItem', 'DeviceMapItem', 'DeviceEvent', 'DeviceSession'])
       assert.ok(spec.components.schemas[name], name);
   });
 });

@@ -2,7 +2,8 @@
  * Probe mode with real processes on loopback: a hub (a netkeep server) and a probe (netkeep with
  * PROBE_HUB_URL and PROBE_TOKEN) scanning with the stand-in arp-scan (test/helpers/fake-arp-scan.ts:
  * two sets of hosts, one present per cycle, so every cycle changes something). The probe keeps no
- * inventory and serves only /health and GET /nettools/scan; its cycles reach the hub with its site;
+ * inventory and serves only /health and GET /nettools/scan (no OpenAPI document, /docs or sign-in);
+ * its cycles reach the hub with its site;
  * a hub outage spools them on disk and they arrive later, in order, once each; a kill -9 of the
  * probe in the middle of an upload loses nothing and applies nothing twice. And the spool itself:
  * atomic files, oldest first, PROBE_SPOOL_MAX with the dropped count.
@@ -111,6 +112,32 @@ describe('probe mode, real processes on loopback', () => {
     for (const path of ['/devices', '/probes', '/metrics', '/device/02:00:00:00:00:01'])
       assert.equal((await probe.request('GET', path)).status, 404, path);
     assert.deepEqual(readdirSync(probeData), ['spool'], 'no database on a probe: only its spool');
+  });
+
+  test('a minimal surface: /health and GET /nettools/scan; no OpenAPI, no /docs, no sign-in', async () => {
+    assert.equal((await probe.request('GET', '/health', { token: null })).status, 200);
+    assert.equal((await probe.request('HEAD', '/health', { token: null })).status, 200);
+    assert.equal((await probe.request('GET', '/nettools/scan', { token: null })).status, 403);
+    assert.equal((await probe.request('GET', '/nettools/scan')).status, 200);
+    // What a full netkeep serves to anyone (a sign-in, the API's description): nothing here, with
+    // the probe's own token or without one.
+    const origin = { Origin: probe.url };
+    for (const token of [undefined, null])
+      for (const [method, path, body] of [
+        ['GET', '/openapi.json'],
+        ['GET', '/docs'],
+        ['GET', '/docs/'],
+        ['GET', '/docs/json'],
+        ['GET', '/docs/static/index.html'],
+        ['POST', '/session', { token: probe.token }],
+        ['DELETE', '/session'],
+        ['GET', '/'],
+        ['GET', '/ui/'],
+      ] as const) {
+        const res = await probe.request(method, path, { token, body, headers: origin });
+        assert.equal(res.status, 404, `${method} ${path} ${token === null ? 'without' : 'with'} a token`);
+        assert.equal(res.headers.get('set-cookie'), null, `${method} ${path}: no session`);
+      }
   });
 
   test('a hub outage: cycles are spooled on disk, then delivered in order, once each', async () => {

@@ -12,13 +12,15 @@ import { api, describe } from '../api';
 import { Busy, ErrorNote, useGet, useLiveChanges } from '../components';
 import { Link } from '../router';
 
+/** A device as GET /devices/map answers it: only what the map draws (a sixth of the whole list). */
 interface MapDevice {
   readonly devMac: string;
   readonly devName: string;
   readonly devStatus: string;
   readonly devParentMAC: string;
   readonly devParentPort: number | null;
-  readonly devSite?: string;
+  readonly devSite: string;
+  readonly devType: string;
 }
 
 /** A node of the tree: a site root (no device) or a device. */
@@ -134,7 +136,7 @@ function statusTone(status: string): string {
 }
 
 export function MapPage() {
-  const list = useGet<{ devices: MapDevice[] }>('/devices?status=all');
+  const list = useGet<{ devices: MapDevice[] }>('/devices/map');
   useLiveChanges(() => {
     list.reload();
   });
@@ -177,20 +179,26 @@ export function MapPage() {
     const laid = tree<Shown>().nodeSize([rowHeight, columnWidth])(hierarchy(top, (s) => s.children));
     // The tidy tree puts a parent halfway down its children: a site with 200 devices would sit 100
     // rows below its first one, behind empty space. Like a file tree, a parent goes level with its
-    // first child instead, pushed down only as far as needed to stay below its column's previous node.
+    // first child instead, pushed down only as far as needed to stay below its column's previous
+    // node; and a node is never above its parent (a parent pushed down takes its children along),
+    // so that a subtree reads downwards from its parent. In pre-order, each column is visited from
+    // top to bottom and a parent before its children.
     laid.eachAfter((d) => {
       const first = d.children?.[0];
       if (first !== undefined) d.x = first.x;
     });
     const lastInColumn = new Map<number, number>();
-    const items = laid.descendants().filter((d) => d.depth > 0);
-    for (const d of items) {
+    const items: HierarchyPointNode<Shown>[] = [];
+    laid.eachBefore((d) => {
+      if (d.depth === 0) return;
       const above = lastInColumn.get(d.depth);
       if (above !== undefined && d.x < above + rowHeight) d.x = above + rowHeight;
+      if (d.parent !== null && d.parent.depth > 0 && d.x < d.parent.x) d.x = d.parent.x;
       lastInColumn.set(d.depth, d.x);
-    }
-    const minX = Math.min(0, ...items.map((d) => d.x));
-    const maxX = Math.max(0, ...items.map((d) => d.x));
+      items.push(d);
+    });
+    const minX = items.length === 0 ? 0 : Math.min(...items.map((d) => d.x));
+    const maxX = Math.max(minX, ...items.map((d) => d.x));
     const maxDepth = Math.max(1, ...items.map((d) => d.depth));
     return { items, minX, height: maxX - minX + rowHeight, width: maxDepth * columnWidth };
   }, [roots, expanded, collapsedRoots, limits]);
@@ -363,6 +371,7 @@ export function MapPage() {
                   tabIndex={-1}
                   data-node={node.id}
                   data-status={device?.devStatus}
+                  title={device?.devType ? `${node.label} (${device.devType})` : undefined}
                   class={`map-node ${device ? statusTone(device.devStatus) : 'site'}${found === node.id ? ' found' : ''}${dragging !== undefined && dragging !== node.id ? ' drop-ok' : ''}`}
                   style={{ left: `${left}px`, top: `${top}px`, width: `${columnWidth - 40}px` }}
                   draggable={device !== undefined}
