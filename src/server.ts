@@ -103,7 +103,7 @@ export async function createServer(
   logger: Logger,
   options: ServerOptions = {},
 ): Promise<Server> {
-  const store = openStore(config);
+  const store = await openStore(config, logger.child({ component: 'store' }));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
   const { devices, presence } = store;
@@ -120,7 +120,7 @@ export async function createServer(
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     maxConnections: config.MAX_CONNECTIONS,
     logger,
-    isHealthy: () => store.isOpen(),
+    health: () => store.health(),
     corsOrigins: config.CORS_ORIGINS,
     trustProxy: config.TRUST_PROXY,
     instrument: (routes) => {

@@ -138,7 +138,15 @@ export interface PostgresPoolOptions {
   /** How long a request waits for a connection before the store counts as unavailable. */
   readonly connectionTimeoutMs?: number;
   readonly log?: StoreLog;
+  /**
+   * This server's id among the servers of the database: its connections carry it (the setting
+   * netkeep.server) so that the change triggers' messages name their sender (notify.ts).
+   */
+  readonly serverId?: string;
 }
+
+/** Statements that may write, run by `query` in a transaction of their own when changes are watched. */
+const writeStatement = /^\s*(INSERT|UPDATE|DELETE|WITH|MERGE)\b/i;
 
 /**
  * The pool of one PostgreSQL store. `query` and `transaction` turn a store that cannot be reached
@@ -149,6 +157,12 @@ export class PostgresPool {
   readonly address: StoreAddress;
   private readonly password: string;
   private readonly clientConfig: pg.ClientConfig;
+  /**
+   * Told, after each COMMIT, which devices the transaction changed (the change triggers collect
+   * them in the transaction-local setting netkeep.changed): this server's change tracking, so
+   * that its caches see its own writes before the write's promise settles.
+   */
+  onCommitted: ((macs: string[]) => void) | undefined;
 
   constructor(url: string, options: PostgresPoolOptions = {}) {
     const connection = parseStoreUrl(url);
@@ -165,6 +179,8 @@ export class PostgresPool {
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
       types,
       application_name: 'netkeep',
+      // A uuid (or netkeep's own text): nothing in it needs quoting.
+      ...(options.serverId === undefined ? {} : { options: `-c netkeep.server=${options.serverId}` }),
     };
     this.pool = new pg.Pool({ ...this.clientConfig, max: options.max ?? 10 });
     // An idle connection that the server drops emits 'error' on the pool; unhandled, it would end
@@ -204,6 +220,10 @@ export class PostgresPool {
   }
 
   async query<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<R[]> {
+    // A write outside a transaction: in one, so that what it changed is read before its COMMIT.
+    if (this.onCommitted !== undefined && writeStatement.test(text)) {
+      return this.transaction(async (client) => (await client.query<R>(text, values as unknown[])).rows);
+    }
     try {
       const result = await this.pool.query<R>(text, values as unknown[] | undefined);
       return result.rows;
@@ -234,7 +254,9 @@ export class PostgresPool {
     try {
       await client.query(mode === 'snapshot' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
       const result = await work(client);
+      const changed = mode === 'write' && this.onCommitted !== undefined ? await changedIn(client) : [];
       await client.query('COMMIT');
+      if (changed.length > 0) this.onCommitted?.(changed);
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {
@@ -258,6 +280,15 @@ export class PostgresPool {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** The devices the change triggers marked in this transaction so far (netkeep.changed). */
+async function changedIn(client: pg.PoolClient): Promise<string[]> {
+  const { rows } = await client.query<{ changed: string | null }>(
+    "SELECT current_setting('netkeep.changed', true) AS changed",
+  );
+  const text = rows[0]?.changed ?? '';
+  return text === '' ? [] : [...new Set(text.split('\n').filter((mac) => mac !== ''))];
 }
 
 /** Opens the pool of `url` and brings its schema up to date (postgresMigrations). */
