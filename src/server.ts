@@ -8,6 +8,7 @@ import { Alerts } from './alerts/index.js';
 import notificationsRoutes from './alerts/routes.js';
 import backupRoutes from './backup/routes.js';
 import { ChangeFeed } from './events.js';
+import { relayFeed } from './feed-relay.js';
 import compatRoutes from './compat/routes.js';
 import newerCompatRoutes from './compat/newer-routes.js';
 import deviceListRoutes from './devices/list-routes.js';
@@ -106,6 +107,12 @@ export async function createServer(
   const store = await openStore(config, logger.child({ component: 'store' }));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
+  // Several servers on one database: each one's /stream, metrics and MQTT carry every server's
+  // changes (their caches follow the store's change tracking on their own).
+  const stopRelay =
+    store.servers === undefined
+      ? undefined
+      : relayFeed(feed, store.servers, logger.child({ component: 'feed-relay' }));
   const { devices, presence } = store;
   const probeStore = store.probes;
   const metrics = new Metrics({
@@ -200,6 +207,8 @@ export async function createServer(
       logger: logger.child({ component: 'watch' }),
     }),
     leases: resolver.leases.configured ? async () => (await resolver.leases.read()).byMac : undefined,
+    // One server per site runs the scan loop; the others stand by (several servers, PostgreSQL).
+    leader: store.servers?.lock(`scan:${config.SITE_NAME}`),
   });
   const portWatch = new PortWatch({
     store: watchStore,
@@ -284,6 +293,7 @@ export async function createServer(
       metrics.close();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      stopRelay?.();
       await store.close();
     })();
     return closing;

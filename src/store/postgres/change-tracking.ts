@@ -23,7 +23,7 @@ function changedMacs(body: unknown): string[] | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const macs = (body as { macs?: unknown }).macs;
   if (!Array.isArray(macs) || !macs.every((mac) => typeof mac === 'string')) return undefined;
-  return macs as string[];
+  return macs;
 }
 
 export class PostgresChangeTracking {

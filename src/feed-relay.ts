@@ -1,0 +1,112 @@
+/**
+ * The change feed across the servers of one database (PostgreSQL, DESIGN 15): what this server
+ * publishes on its feed (API writes, applied and finished scan cycles) goes to the other servers,
+ * and what they publish comes out of this server's feed, so that /stream, the metrics and MQTT of
+ * every server carry every server's changes. The caches do not depend on this: they follow the
+ * store's change tracking.
+ *
+ * A message must stay under PostgreSQL's payload limit: a large cycle's events are sent in parts,
+ * in order. A message that still does not fit is not relayed (logged): the other servers' caches
+ * are told by the store anyway, only their streams miss that detail.
+ */
+import type { Logger } from 'pino';
+import type { ChangeEvents, ChangeFeed, ScanEventRecord } from './events.js';
+import type { ServerLink } from './store/servers.js';
+
+const relayed = ['device', 'devices', 'scan-applied', 'scan-finished'] as const;
+type RelayedKind = (typeof relayed)[number];
+
+/** Bytes of JSON a relayed feed event may take (notify.ts sends up to 7800 with its envelope). */
+const maxBytes = 7000;
+
+interface FeedMessage {
+  readonly feed: RelayedKind;
+  readonly payload: unknown;
+}
+
+function isFeedMessage(body: unknown): body is FeedMessage {
+  if (typeof body !== 'object' || body === null) return false;
+  const { feed, payload } = body as { feed?: unknown; payload?: unknown };
+  return (relayed as readonly unknown[]).includes(feed) && typeof payload === 'object' && payload !== null;
+}
+
+/** A scan-applied message in parts that each fit (a part of one element is sent whatever its size). */
+function scanAppliedParts(payload: ChangeEvents['scan-applied']): ChangeEvents['scan-applied'][] {
+  if (Buffer.byteLength(JSON.stringify(payload)) <= maxBytes) return [payload];
+  const { events, presence } = payload;
+  if (events.length + presence.length <= 1) return [payload];
+  const half = (list: readonly unknown[]): number => Math.ceil(list.length / 2);
+  // Events first, then presence: a part never mixes halves out of order.
+  const first =
+    events.length > 1
+      ? { events: events.slice(0, half(events)), presence: [] }
+      : { events, presence: presence.slice(0, half(presence)) };
+  const rest =
+    events.length > 1
+      ? { events: events.slice(half(events)), presence }
+      : { events: [], presence: presence.slice(half(presence)) };
+  return [...scanAppliedParts(first), ...scanAppliedParts(rest)];
+}
+
+/** A relayed scan-applied payload with its event times as Date values again (JSON made them text). */
+function revived(payload: ChangeEvents['scan-applied']): ChangeEvents['scan-applied'] {
+  return {
+    presence: payload.presence,
+    events: payload.events.map((event): ScanEventRecord => ({
+      ...event,
+      time: new Date(event.time as unknown as string),
+    })),
+  };
+}
+
+/** Relays `feed` through `link` both ways; returns the function that stops it. */
+export function relayFeed(feed: ChangeFeed, link: ServerLink, logger: Pick<Logger, 'warn'>): () => void {
+  // While an event from another server is published here, it is not sent back out.
+  let republishing = false;
+  const send = (kind: RelayedKind, payload: unknown): void => {
+    if (republishing) return;
+    const body: FeedMessage = { feed: kind, payload };
+    if (Buffer.byteLength(JSON.stringify(body)) > maxBytes + 100) {
+      logger.warn(
+        { event: 'feed-relay-too-large', kind },
+        'a change too large to relay to the other servers',
+      );
+      return;
+    }
+    link.send(body).catch((err: unknown) => {
+      logger.warn(
+        { event: 'feed-relay-failed', kind, err: err instanceof Error ? err.message : String(err) },
+        'a change could not be relayed to the other servers',
+      );
+    });
+  };
+  const stops = [
+    feed.subscribe('device', (payload) => {
+      send('device', payload);
+    }),
+    feed.subscribe('devices', (payload) => {
+      send('devices', payload);
+    }),
+    feed.subscribe('scan-applied', (payload) => {
+      for (const part of scanAppliedParts(payload)) send('scan-applied', part);
+    }),
+    feed.subscribe('scan-finished', (payload) => {
+      send('scan-finished', payload);
+    }),
+    link.onMessage((body) => {
+      if (!isFeedMessage(body)) return;
+      republishing = true;
+      try {
+        // The sender published these from its own typed feed; only scan-applied's times need reviving.
+        if (body.feed === 'scan-applied')
+          feed.publish('scan-applied', revived(body.payload as ChangeEvents['scan-applied']));
+        else feed.publish(body.feed, body.payload as ChangeEvents[typeof body.feed]);
+      } finally {
+        republishing = false;
+      }
+    }),
+  ];
+  return () => {
+    for (const stop of stops) stop();
+  };
+}
