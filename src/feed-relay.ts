@@ -1,5 +1,5 @@
 /**
- * The change feed across the servers of one database (PostgreSQL, DESIGN 15): what this server
+ * The change feed across the servers of one database (PostgreSQL): what this server
  * publishes on its feed (API writes, applied and finished scan cycles) goes to the other servers,
  * and what they publish comes out of this server's feed, so that /stream, the metrics and MQTT of
  * every server carry every server's changes. The caches do not depend on this: they follow the

@@ -121,6 +121,15 @@ interface ObservedCycle {
 /** Cycles kept while the store is unavailable, at most (the oldest are dropped past it). */
 const maxKeptCycles = 100;
 
+/** This server stands by: another server on the database runs the site's scan loop. */
+function standbyError(): DomainError {
+  return new DomainError(
+    'conflict',
+    'Another server on this database runs the scan loop of this site; this one stands by.',
+    { code: 'SCAN_STANDBY' },
+  );
+}
+
 function storeUnavailable(err: unknown): boolean {
   return err instanceof DomainError && err.code === 'STORE_UNAVAILABLE';
 }
@@ -228,8 +237,8 @@ export class Scanner {
   private stopped = false;
   /** Cycles observed while the store could not be reached, oldest first: stored before the next. */
   private kept: ObservedCycle[] = [];
-  /** Whether this server held the site's scan lock at its last look (options.leader). */
-  private leading = false;
+  /** Whether this server held the site's scan lock at its last look (options.leader); undefined before it. */
+  private leading: boolean | undefined;
 
   /** Throws ConfigError when SCAN_SUBNETS is malformed. */
   constructor(private readonly options: ScannerOptions) {
@@ -267,6 +276,8 @@ export class Scanner {
         'Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).',
         { code: 'SCAN_NOT_CONFIGURED' },
       );
+    if (this.options.leader !== undefined && this.current === undefined && !(await this.mayScan()))
+      throw standbyError();
     const summary = await this.startCycle(onProgress);
     if (summary.errors.length > 0) {
       throw new DomainError(
@@ -347,7 +358,7 @@ export class Scanner {
     try {
       held = await leader.tryAcquire();
     } catch {
-      return this.leading;
+      return this.leading === true;
     }
     if (held !== this.leading) {
       this.options.logger.info(
@@ -404,20 +415,28 @@ export class Scanner {
     const names = this.options.names;
     const naming =
       errors.length === 0 && names !== undefined
-        ? await names.prepare(
-            // Named as devices: an alias's lookup names the device it belongs to.
-            mapAliases(observations, await this.options.devices.loadAliases()).observations,
-            this.now(),
-            controller.signal,
+        ? await this.options.devices.loadAliases().then(
+            (aliases) =>
+              names.prepare(
+                // Named as devices: an alias's lookup names the device it belongs to.
+                mapAliases(observations, aliases).observations,
+                this.now(),
+                controller.signal,
+              ),
+            (err: unknown) => {
+              // The store is away: the cycle is still kept (below), its names looked up next time.
+              if (storeUnavailable(err)) return undefined;
+              throw err;
+            },
           )
         : undefined;
     if (errors.length === 0) {
       const observed: ObservedCycle = { observations, results, ipv6Prefixes, leases, naming, at: this.now() };
       try {
-        if (this.options.leader !== undefined && !this.options.leader.held)
-          throw new DomainError('conflict', 'another server runs the scan loop of this site', {
-            code: 'SCAN_STANDBY',
-          });
+        // The lock may have gone with its connection (the database restarted): take it again
+        // before writing (STORE_UNAVAILABLE while the database is away: the cycle is kept).
+        const leader = this.options.leader;
+        if (leader !== undefined && !(await leader.tryAcquire())) throw standbyError();
         await this.storeKept();
         newDevices = await this.store(observed);
       } catch (err) {

@@ -1,5 +1,5 @@
 /**
- * Several netkeep servers on one database (DESIGN 15, PostgreSQL only): messages between them, and
+ * Several netkeep servers on one database (PostgreSQL only): messages between them, and
  * jobs that at most one of them runs at a time. A SQLite store has no such part (one server).
  */
 

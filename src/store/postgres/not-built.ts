@@ -1,5 +1,5 @@
 /**
- * The parts of the PostgreSQL store that are not built yet (issue 22), as stand-ins whose every
+ * The parts of the PostgreSQL store that are not built yet, as stand-ins whose every
  * method rejects with STORE_NOT_BUILT naming the method, so that a server on PostgreSQL runs and
  * says plainly what it cannot do yet, instead of failing at start. Each is replaced in store.ts by
  * the real part as it lands; this file goes when the last one has.
@@ -18,10 +18,14 @@ function notBuilt<T>(part: string, methods: readonly (keyof T & string)[]): T {
       method,
       () =>
         Promise.reject(
-          new DomainError('unavailable', `${part}.${method} is not built on PostgreSQL yet (issue 22).`, {
-            code: 'STORE_NOT_BUILT',
-            reason: 'Not built on PostgreSQL',
-          }),
+          new DomainError(
+            'unavailable',
+            `${part}.${method} is not built on PostgreSQL yet (docs/postgresql.md).`,
+            {
+              code: 'STORE_NOT_BUILT',
+              reason: 'Not built on PostgreSQL',
+            },
+          ),
         ),
     ]),
   );
