@@ -145,8 +145,14 @@ export interface PostgresPoolOptions {
   readonly serverId?: string;
 }
 
-/** Statements that may write, run by `query` in a transaction of their own when changes are watched. */
-const writeStatement = /^\s*(INSERT|UPDATE|DELETE|WITH|MERGE)\b/i;
+/**
+ * Whether a statement may write (run by `query` in a transaction of its own when changes are
+ * watched): INSERT, UPDATE, DELETE, MERGE, or a WITH that holds one of them; a read runs as it is.
+ */
+function mayWrite(text: string): boolean {
+  if (/^\s*(INSERT|UPDATE|DELETE|MERGE)\b/i.test(text)) return true;
+  return /^\s*WITH\b/i.test(text) && /\b(INSERT|UPDATE|DELETE|MERGE)\b/i.test(text);
+}
 
 /**
  * The pool of one PostgreSQL store. `query` and `transaction` turn a store that cannot be reached
@@ -221,7 +227,7 @@ export class PostgresPool {
 
   async query<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<R[]> {
     // A write outside a transaction: in one, so that what it changed is read before its COMMIT.
-    if (this.onCommitted !== undefined && writeStatement.test(text)) {
+    if (this.onCommitted !== undefined && mayWrite(text)) {
       return this.transaction(async (client) => (await client.query<R>(text, values as unknown[])).rows);
     }
     try {
