@@ -1,16 +1,17 @@
 /**
  * The change feed across the servers of one database (PostgreSQL): what this server
  * publishes on its feed (API writes, applied and finished scan cycles) goes to the other servers,
- * and what they publish comes out of this server's feed, so that /stream, the metrics and MQTT of
- * every server carry every server's changes. The caches do not depend on this: they follow the
- * store's change tracking.
+ * and the relay's own feed carries this server's changes and theirs, so that every server's
+ * /stream shows every server's changes. The local feed stays this server's own: its metrics and
+ * MQTT count and publish what it did (summed over the servers, nothing is counted twice). The
+ * caches do not depend on this: they follow the store's change tracking.
  *
  * A message must stay under PostgreSQL's payload limit: a large cycle's events are sent in parts,
  * in order. A message that still does not fit is not relayed (logged): the other servers' caches
  * are told by the store anyway, only their streams miss that detail.
  */
 import type { Logger } from 'pino';
-import type { ChangeEvents, ChangeFeed, ScanEventRecord } from './events.js';
+import { ChangeFeed, type ChangeEvents, type ScanEventRecord } from './events.js';
 import type { ServerLink } from './store/servers.js';
 
 const relayed = ['device', 'devices', 'scan-applied', 'scan-finished'] as const;
@@ -59,12 +60,20 @@ function revived(payload: ChangeEvents['scan-applied']): ChangeEvents['scan-appl
   };
 }
 
-/** Relays `feed` through `link` both ways; returns the function that stops it. */
-export function relayFeed(feed: ChangeFeed, link: ServerLink, logger: Pick<Logger, 'warn'>): () => void {
-  // While an event from another server is published here, it is not sent back out.
-  let republishing = false;
+export interface FeedRelay {
+  /** This server's changes and the other servers', as they come (what /stream shows). */
+  readonly feed: ChangeFeed;
+  stop(): void;
+}
+
+/** Sends what `local` publishes to the other servers, and merges theirs with it in `feed`. */
+export function relayFeed(
+  local: ChangeFeed,
+  link: ServerLink,
+  logger: Pick<Logger, 'warn' | 'error'>,
+): FeedRelay {
+  const merged = new ChangeFeed(logger);
   const send = (kind: RelayedKind, payload: unknown): void => {
-    if (republishing) return;
     const body: FeedMessage = { feed: kind, payload };
     if (Buffer.byteLength(JSON.stringify(body)) > maxBytes + 100) {
       logger.warn(
@@ -81,32 +90,34 @@ export function relayFeed(feed: ChangeFeed, link: ServerLink, logger: Pick<Logge
     });
   };
   const stops = [
-    feed.subscribe('device', (payload) => {
+    local.subscribe('device', (payload) => {
+      merged.publish('device', payload);
       send('device', payload);
     }),
-    feed.subscribe('devices', (payload) => {
+    local.subscribe('devices', (payload) => {
+      merged.publish('devices', payload);
       send('devices', payload);
     }),
-    feed.subscribe('scan-applied', (payload) => {
+    local.subscribe('scan-applied', (payload) => {
+      merged.publish('scan-applied', payload);
       for (const part of scanAppliedParts(payload)) send('scan-applied', part);
     }),
-    feed.subscribe('scan-finished', (payload) => {
+    local.subscribe('scan-finished', (payload) => {
+      merged.publish('scan-finished', payload);
       send('scan-finished', payload);
     }),
     link.onMessage((body) => {
       if (!isFeedMessage(body)) return;
-      republishing = true;
-      try {
-        // The sender published these from its own typed feed; only scan-applied's times need reviving.
-        if (body.feed === 'scan-applied')
-          feed.publish('scan-applied', revived(body.payload as ChangeEvents['scan-applied']));
-        else feed.publish(body.feed, body.payload as ChangeEvents[typeof body.feed]);
-      } finally {
-        republishing = false;
-      }
+      // The sender published these from its own typed feed; only scan-applied's times need reviving.
+      if (body.feed === 'scan-applied')
+        merged.publish('scan-applied', revived(body.payload as ChangeEvents['scan-applied']));
+      else merged.publish(body.feed, body.payload as ChangeEvents[typeof body.feed]);
     }),
   ];
-  return () => {
-    for (const stop of stops) stop();
+  return {
+    feed: merged,
+    stop: () => {
+      for (const stop of stops) stop();
+    },
   };
 }

@@ -107,9 +107,9 @@ export async function createServer(
   const store = await openStore(config, logger.child({ component: 'store' }));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
-  // Several servers on one database: each one's /stream, metrics and MQTT carry every server's
-  // changes (their caches follow the store's change tracking on their own).
-  const stopRelay =
+  // Several servers on one database: each one's /stream carries every server's changes (their
+  // caches follow the store's change tracking on their own).
+  const relay =
     store.servers === undefined
       ? undefined
       : relayFeed(feed, store.servers, logger.child({ component: 'feed-relay' }));
@@ -249,7 +249,7 @@ export async function createServer(
   await app.register(probeRoutes, { hub: probes });
 
   const hub = new LiveHub({
-    feed,
+    feed: relay?.feed ?? feed,
     replayLimit: config.STREAM_REPLAY_EVENTS,
     describeDevices: (macs) => store.readouts.summaries(macs),
   });
@@ -293,7 +293,7 @@ export async function createServer(
       metrics.close();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-      stopRelay?.();
+      relay?.stop();
       await store.close();
     })();
     return closing;

@@ -55,6 +55,8 @@ describe('PostgreSQL change tracking', { skip }, () => {
       'created',
     );
     assert.deepEqual(await nextChanges(() => mine.poll()), ['aa:00:00:00:00:01', 'aa:00:00:00:00:02']);
+    // On the writing server, its own readers have it at once.
+    assert.deepEqual(asList(theirs.poll()), ['aa:00:00:00:00:01', 'aa:00:00:00:00:02']);
 
     // A write outside a transaction (resetProps is one statement) is tracked too.
     assert.equal(await a.devices.resetProps('aa:00:00:00:00:02'), true);
