@@ -163,6 +163,7 @@ export class PostgresPool {
   readonly address: StoreAddress;
   private readonly password: string;
   private readonly clientConfig: pg.ClientConfig;
+  private readonly log: StoreLog | undefined;
   /**
    * Told, after each COMMIT, which devices the transaction changed (the change triggers collect
    * them in the transaction-local setting netkeep.changed): this server's change tracking, so
@@ -175,6 +176,7 @@ export class PostgresPool {
     const { password, ...address } = connection;
     this.address = address;
     this.password = password;
+    this.log = options.log;
     this.clientConfig = {
       host: connection.host,
       port: connection.port,
@@ -240,11 +242,29 @@ export class PostgresPool {
 
   /** A connection of the pool, for a caller that runs several statements on one (released by it). */
   async connect(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (err) {
       throw this.translate(err);
     }
+    // The pool listens for the errors of idle connections only: a connection lost while checked
+    // out (the server stopped mid-transaction) emits 'error', which unhandled ends the process.
+    // Its query in flight rejects as well, so the caller hears of it; this only keeps the process.
+    const onError = (err: Error): void => {
+      this.log?.warn(
+        { store: this.address.label, err: this.scrub(err.message) },
+        'PostgreSQL connection lost',
+      );
+    };
+    client.on('error', onError);
+    const release = client.release.bind(client);
+    client.release = (err?: Error | boolean) => {
+      client.removeListener('error', onError);
+      client.release = release;
+      release(err);
+    };
+    return client;
   }
 
   /**
