@@ -7,9 +7,9 @@
 import { DomainError } from '../../errors.js';
 import type { BackupStore } from '../backup.js';
 import type { CompatStore } from '../compat.js';
-import type { DeviceStore } from '../devices.js';
 import type { ProbeStore } from '../probes.js';
 import type { DeviceReadouts } from '../readouts.js';
+import type { DeviceListPart, DeviceViewPart } from './store.js';
 
 /** An object with `methods`, each rejecting with STORE_NOT_BUILT. */
 function notBuilt<T>(part: string, methods: readonly (keyof T & string)[]): T {
@@ -31,14 +31,6 @@ function notBuilt<T>(part: string, methods: readonly (keyof T & string)[]): T {
   );
   return stand as T;
 }
-
-/** The device view, its period statistics, totals and counts. */
-export type DeviceViewPart = Pick<DeviceStore, 'get' | 'getTimed' | 'stats' | 'totals' | 'counts'>;
-/** The device lists, search texts, bulk edits, MAC merge and split. */
-export type DeviceListPart = Pick<
-  DeviceStore,
-  'listDevices' | 'listOrder' | 'listItems' | 'searchTexts' | 'bulkEdit' | 'merge' | 'split'
->;
 
 export const notBuiltDeviceViews = (): DeviceViewPart =>
   notBuilt<DeviceViewPart>('devices', ['get', 'getTimed', 'stats', 'totals', 'counts']);

@@ -19,8 +19,6 @@ import {
   notBuiltDeviceViews,
   notBuiltProbes,
   notBuiltReadouts,
-  type DeviceListPart,
-  type DeviceViewPart,
 } from './not-built.js';
 import { PostgresChangeChannel } from './notify.js';
 import { PostgresOutboxStore } from './outbox.js';
@@ -34,6 +32,14 @@ export interface PostgresStore extends Store {
   readonly changes: PostgresChangeTracking;
   readonly servers: ServerLink;
 }
+
+/** The device view, its period statistics, totals and counts. */
+export type DeviceViewPart = Pick<DeviceStore, 'get' | 'getTimed' | 'stats' | 'totals' | 'counts'>;
+/** The device lists, search texts, bulk edits, MAC merge and split. */
+export type DeviceListPart = Pick<
+  DeviceStore,
+  'listDevices' | 'listOrder' | 'listItems' | 'searchTexts' | 'bulkEdit' | 'merge' | 'split'
+>;
 
 /** The device store from its parts: the writes and reads built, views and lists, change tracking. */
 function deviceStore(
