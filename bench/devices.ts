@@ -7,6 +7,7 @@
  * per request (what a share of the ceiling costs: the load generator and the server share 2 cores).
  * The mixed case is also run against the ceiling (which answers a POST by parsing its body), so the
  * table shows what receiving the writes costs Node itself, apart from what netkeep does with them.
+ * With `--store postgres`, the same seeded store then on PostgreSQL (devices-postgres.ts).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -15,7 +16,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serverNodeFlagsFor } from '../src/node-flags.js';
 import { dbTime } from '../src/time.js';
+import { benchDevicesPostgres } from './devices-postgres.js';
 import {
+  benchStores,
   benchToken,
   cpuMicrosOf,
   median,
@@ -564,6 +567,18 @@ export async function run(): Promise<void> {
       console.log(
         `- RSS: ${idle.rssMiB.toFixed(0)} MiB idle after start, peak ${peak.peakMiB.toFixed(0)} MiB = ${peakMB.toFixed(0)} MB: ${peakMB < 200 ? 'met' : 'missed'}`,
       );
+    }
+    if (benchStores().includes('postgres')) {
+      const warm = measured.get('GET /device/<mac> (warm)') ?? [];
+      await benchDevicesPostgres({
+        seeded: join(dataDir, 'netkeep.db'),
+        devices: size.devices,
+        seconds,
+        rounds,
+        macOf: seededMac,
+        start: startNetkeep,
+        ...(warm.length > 0 && { sqliteGet: median(warm.map((m) => m.load.requestsPerSecond)) }),
+      });
     }
   } finally {
     sideWrites.close();

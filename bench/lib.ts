@@ -8,6 +8,15 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import autocannon, { type Request } from 'autocannon';
 
+/**
+ * The stores a bench runs on: SQLite, and PostgreSQL too with `--store postgres` on the command line
+ * (`npm run bench -- devices --store postgres`; the bench starts its own PostgreSQL).
+ */
+export function benchStores(argv: readonly string[] = process.argv): ('sqlite' | 'postgres')[] {
+  const at = argv.indexOf('--store');
+  return at >= 0 && argv[at + 1] === 'postgres' ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
 export const benchToken = 'bench-token-0123456789abcdef0123456789';
 
 /** A TCP port that was free a moment ago on 127.0.0.1. */

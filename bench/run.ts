@@ -1,6 +1,7 @@
 /**
  * `npm run bench` entry point: runs each bench module in sequence. A new benchmark adds one line to
- * `modules`. `npm run bench -- devices` runs only the named modules. Prints figures; asserts nothing.
+ * `modules`. `npm run bench -- devices` runs only the named modules (`--store postgres`: also on
+ * PostgreSQL, where a module supports it). Prints figures; asserts nothing.
  */
 interface BenchModule {
   run(): Promise<void>;
@@ -22,7 +23,9 @@ const modules: Record<string, () => Promise<BenchModule>> = {
   probes: () => import('./probes.js'),
 };
 
-const wanted = process.argv.slice(2);
+// Module names; `--store postgres` is an option of the modules that read it (lib.ts benchStores).
+const args = process.argv.slice(2);
+const wanted = args.filter((arg, i) => !arg.startsWith('--') && args[i - 1] !== '--store');
 for (const name of wanted)
   if (!(name in modules))
     throw new Error(`unknown bench module '${name}'; known: ${Object.keys(modules).join(', ')}`);

@@ -6,8 +6,8 @@
  * seen of 10,000, 1,000,000 events) on a fresh copy of that database each time
  * (CREATE DATABASE ... TEMPLATE). Target: a 5k-device cycle under 500 ms.
  *
- * What is not measured yet: GET /device on PostgreSQL and two servers on one database (the server
- * cannot run on PostgreSQL yet, docs/postgresql.md).
+ * GET /device, update-column and two servers on PostgreSQL: devices-postgres.ts
+ * (`npm run bench -- devices --store postgres`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ipVersion, parseIpPort, parseScanTarget, type IpPort } from './validation.js';
 import { parseLeaseSpecs, type LeaseFileSpec } from './names/leases/reader.js';
+import { parseStoreUrl } from './store/postgres/pool.js';
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -225,6 +226,17 @@ const siteName: Parser<string> = (raw, name) => {
   return raw;
 };
 
+/** Empty (SQLite), or a PostgreSQL URL as the store reads it; a mistake never repeats the password. */
+const databaseUrl: Parser<string> = (raw, name) => {
+  if (raw === '') return '';
+  try {
+    parseStoreUrl(raw);
+  } catch (err) {
+    throw new ConfigError(`${name} ${(err as Error).message}`);
+  }
+  return raw;
+};
+
 /** The single list of configuration variables. */
 export const variables = {
   API_TOKEN: spec(
@@ -236,6 +248,11 @@ export const variables = {
   PORT: spec('20212', 'TCP port to listen on.', integer(0, 65535)),
   HOST: spec('0.0.0.0', 'Address to listen on.', text),
   DATA_DIR: spec('./data', 'Directory for netkeep.db and api_token.', text),
+  DATABASE_URL: spec(
+    '',
+    'PostgreSQL store instead of SQLite: postgres://user:password@host:port/database, optionally ?sslmode=require (docs/postgresql.md). Empty: SQLite at $DATA_DIR/netkeep.db.',
+    databaseUrl,
+  ),
   LOG_LEVEL: spec(
     'info',
     'pino log level. One line per answer: successful reads (GET/HEAD) at debug, writes and errors at info.',

@@ -8,6 +8,7 @@ import { Alerts } from './alerts/index.js';
 import notificationsRoutes from './alerts/routes.js';
 import backupRoutes from './backup/routes.js';
 import { ChangeFeed } from './events.js';
+import { relayFeed } from './feed-relay.js';
 import compatRoutes from './compat/routes.js';
 import newerCompatRoutes from './compat/newer-routes.js';
 import deviceListRoutes from './devices/list-routes.js';
@@ -103,9 +104,15 @@ export async function createServer(
   logger: Logger,
   options: ServerOptions = {},
 ): Promise<Server> {
-  const store = openStore(config);
+  const store = await openStore(config, logger.child({ component: 'store' }));
   const { token, file } = resolveToken(config.API_TOKEN, config.tokenFromFile, config.DATA_DIR);
   const feed = new ChangeFeed(logger.child({ component: 'feed' }));
+  // Several servers on one database: each one's /stream carries every server's changes (their
+  // caches follow the store's change tracking on their own).
+  const relay =
+    store.servers === undefined
+      ? undefined
+      : relayFeed(feed, store.servers, logger.child({ component: 'feed-relay' }));
   const { devices, presence } = store;
   const probeStore = store.probes;
   const metrics = new Metrics({
@@ -120,7 +127,7 @@ export async function createServer(
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     maxConnections: config.MAX_CONNECTIONS,
     logger,
-    isHealthy: () => store.isOpen(),
+    health: () => store.health(),
     corsOrigins: config.CORS_ORIGINS,
     trustProxy: config.TRUST_PROXY,
     instrument: (routes) => {
@@ -200,6 +207,8 @@ export async function createServer(
       logger: logger.child({ component: 'watch' }),
     }),
     leases: resolver.leases.configured ? async () => (await resolver.leases.read()).byMac : undefined,
+    // One server per site runs the scan loop; the others stand by (several servers, PostgreSQL).
+    leader: store.servers?.lock(`scan:${config.SITE_NAME}`),
   });
   const portWatch = new PortWatch({
     store: watchStore,
@@ -240,7 +249,7 @@ export async function createServer(
   await app.register(probeRoutes, { hub: probes });
 
   const hub = new LiveHub({
-    feed,
+    feed: relay?.feed ?? feed,
     replayLimit: config.STREAM_REPLAY_EVENTS,
     describeDevices: (macs) => store.readouts.summaries(macs),
   });
@@ -284,6 +293,7 @@ export async function createServer(
       metrics.close();
       await runner.killAll();
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      relay?.stop();
       await store.close();
     })();
     return closing;

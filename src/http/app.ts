@@ -40,8 +40,11 @@ export interface AppOptions {
    * request.protocol: the sign-in throttle, the logs, the cookie's Secure flag). Default: none.
    */
   readonly trustProxy?: boolean | readonly string[];
-  /** Reported by GET /health; false while the database is not open. */
-  readonly isHealthy?: () => boolean;
+  /**
+   * Reported by GET /health: `closed` while the database is not open, `down` while the store
+   * cannot be reached (PostgreSQL stopped or unreachable; it recovers by itself).
+   */
+  readonly health?: () => Promise<'ok' | 'down' | 'closed'>;
   /**
    * Called before any route is added (the CORS plugin's included), so that the `onRoute` hooks it
    * adds (the request metrics) reach every route, /health included.
@@ -181,13 +184,21 @@ export async function buildApp(options: AppOptions): Promise<App> {
     '/health',
     {
       schema: {
-        summary: 'Liveness: ok once the database is open. No token needed.',
+        summary:
+          'Liveness: ok once the database is open and answers. No token needed. 503 degraded while the store cannot be reached.',
         security: [],
-        response: { 200: Type.Object({ status: Type.Literal('ok') }), 503: Type.Ref('Error') },
+        response: {
+          200: Type.Object({ status: Type.Literal('ok') }),
+          503: Type.Union([
+            Type.Object({ status: Type.Literal('degraded'), store: Type.Literal('down') }),
+            Type.Ref('Error'),
+          ]),
+        },
       },
     },
-    async () => {
-      if (options.isHealthy && !options.isHealthy())
+    async (_request, reply) => {
+      const health = options.health === undefined ? 'ok' : await options.health();
+      if (health === 'closed')
         throw new ApiError(
           503,
           'Unavailable',
@@ -196,6 +207,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
           {},
           'DATABASE_UNAVAILABLE',
         );
+      // The store is running but cannot be reached: the server is up, degraded, and recovers when
+      // the store does (no restart needed), so a health check tells the two apart.
+      if (health === 'down')
+        return reply.code(503).send({ status: 'degraded' as const, store: 'down' as const });
       return { status: 'ok' as const };
     },
   );

@@ -14,6 +14,7 @@ import type { DeviceStore } from '../store/devices.js';
 import type { PresenceStore } from '../store/presence.js';
 import type { NotifyRequest } from '../store/outbox.js';
 import type { MemoryWrite } from '../store/watch.js';
+import type { JobLock } from '../store/servers.js';
 import type { KnownDevice } from '../devices/presence.js';
 import { DomainError } from '../errors.js';
 import {
@@ -99,6 +100,38 @@ export interface ScannerOptions {
    * automatic linking of random MACs uses them. Undefined: no lease files, no linking.
    */
   readonly leases?: () => Promise<ReadonlyMap<string, DhcpIdentity>>;
+  /**
+   * Several servers on one database: the lock of this site's scan loop. Only its holder runs
+   * cycles; the others stand by and take over when the holder dies. Undefined: one server.
+   */
+  readonly leader?: JobLock;
+}
+
+/** What a cycle observed, kept to be stored later when the store could not take it. */
+interface ObservedCycle {
+  readonly observations: ReturnType<typeof mergeSightings>;
+  readonly results: readonly SubnetResult[];
+  readonly ipv6Prefixes: ReadonlySet<string>;
+  readonly leases: ReadonlyMap<string, DhcpIdentity> | undefined;
+  readonly naming: Awaited<ReturnType<NonNullable<ScannerOptions['names']>['prepare']>> | undefined;
+  /** When it was observed: the time its events and presence are stored with. */
+  readonly at: Date;
+}
+
+/** Cycles kept while the store is unavailable, at most (the oldest are dropped past it). */
+const maxKeptCycles = 100;
+
+/** This server stands by: another server on the database runs the site's scan loop. */
+function standbyError(): DomainError {
+  return new DomainError(
+    'conflict',
+    'Another server on this database runs the scan loop of this site; this one stands by.',
+    { code: 'SCAN_STANDBY' },
+  );
+}
+
+function storeUnavailable(err: unknown): boolean {
+  return err instanceof DomainError && err.code === 'STORE_UNAVAILABLE';
 }
 
 /**
@@ -202,6 +235,10 @@ export class Scanner {
   private lastCycle: CycleSummary | null = null;
   private loopTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Cycles observed while the store could not be reached, oldest first: stored before the next. */
+  private kept: ObservedCycle[] = [];
+  /** Whether this server held the site's scan lock at its last look (options.leader); undefined before it. */
+  private leading: boolean | undefined;
 
   /** Throws ConfigError when SCAN_SUBNETS is malformed. */
   constructor(private readonly options: ScannerOptions) {
@@ -239,6 +276,8 @@ export class Scanner {
         'Presence scanning is not configured: set SCAN_SUBNETS (cidr@interface).',
         { code: 'SCAN_NOT_CONFIGURED' },
       );
+    if (this.options.leader !== undefined && this.current === undefined && !(await this.mayScan()))
+      throw standbyError();
     const summary = await this.startCycle(onProgress);
     if (summary.errors.length > 0) {
       throw new DomainError(
@@ -301,10 +340,42 @@ export class Scanner {
   private async tick(): Promise<void> {
     const started = performance.now();
     if (this.current) await this.current.catch(() => undefined);
-    else await this.startCycle().catch(() => undefined);
+    else if (await this.mayScan()) await this.startCycle().catch(() => undefined);
     if (this.stopped) return;
     // Interval between starts; an overrun starts the next cycle right after, never alongside.
     this.scheduleLoop(Math.max(0, started + this.intervalMs - performance.now()));
+  }
+
+  /**
+   * Whether this server runs this round's cycle: always alone; with several servers, when it holds
+   * the site's scan lock (taking it when free). While the database cannot be reached, the server
+   * that scanned last keeps scanning, and keeps its cycles to store them when it is back.
+   */
+  private async mayScan(): Promise<boolean> {
+    const leader = this.options.leader;
+    if (leader === undefined) return true;
+    let held: boolean;
+    try {
+      held = await leader.tryAcquire();
+    } catch {
+      return this.leading === true;
+    }
+    if (held !== this.leading) {
+      this.options.logger.info(
+        { event: held ? 'scan-leader' : 'scan-standby', site: this.options.site },
+        held ? 'this server runs the scan loop of its site' : 'another server scans this site; standing by',
+      );
+      if (!held && this.kept.length > 0) {
+        // Another server scans now: what this one kept would be stored twice over its cycles.
+        this.options.logger.warn(
+          { event: 'scan-kept-dropped', cycles: this.kept.length },
+          'another server took over the scan loop; cycles kept while the store was unavailable are dropped',
+        );
+        this.kept = [];
+      }
+    }
+    this.leading = held;
+    return held;
   }
 
   private async cycle(onProgress?: (progress: SubnetProgress) => void): Promise<CycleSummary> {
@@ -344,61 +415,36 @@ export class Scanner {
     const names = this.options.names;
     const naming =
       errors.length === 0 && names !== undefined
-        ? await names.prepare(
-            // Named as devices: an alias's lookup names the device it belongs to.
-            mapAliases(observations, await this.options.devices.loadAliases()).observations,
-            this.now(),
-            controller.signal,
+        ? await this.options.devices.loadAliases().then(
+            (aliases) =>
+              names.prepare(
+                // Named as devices: an alias's lookup names the device it belongs to.
+                mapAliases(observations, aliases).observations,
+                this.now(),
+                controller.signal,
+              ),
+            (err: unknown) => {
+              // The store is away: the cycle is still kept (below), its names looked up next time.
+              if (storeUnavailable(err)) return undefined;
+              throw err;
+            },
           )
         : undefined;
     if (errors.length === 0) {
+      const observed: ObservedCycle = { observations, results, ipv6Prefixes, leases, naming, at: this.now() };
       try {
-        // Load, plan and apply run without a turn of the event loop between them (the SQLite store
-        // answers at once; an API write waits for its group commit on the next turn), so no API
-        // write can slip in between them.
-        const { config, presence } = this.options;
-        const now = this.now();
-        const known = await presence.loadPresence(
-          new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000),
-        );
-        // Aliases and links first: the state machine sees devices, whichever MAC they used.
-        const macs = await this.macs.run(observations, new Set(known.keys()), leases, now);
-        const { site } = this.options;
-        const seen = new Set(macs.observations.keys());
-        const planned = planCycle({
-          known: site === undefined ? known : scopeToSite(known, seen, new Set(['', site])),
-          observations: macs.observations,
-          missesBeforeAbsent: config.SCAN_MISSES_BEFORE_ABSENT,
-          inScope: cycleScope(subnetScope(this.subnets), ipv6Prefixes),
-          sleepMinutes: config.SLEEP_MINUTES,
-          flapThreshold: config.FLAP_THRESHOLD,
-          flapWindowMinutes: config.FLAP_WINDOW_MINUTES,
-          now,
-        });
-        const linked = withLinks(naming ? await naming.apply(planned) : planned, macs, known, now);
-        const watched = await this.options.watch?.plan(results, now);
-        const events = watched ? [...linked.events, ...watched.events] : linked.events;
-        const plan = {
-          ...linked,
-          events,
-          ...(site !== undefined && { sites: siteMarks(seen, known, site, '') }),
-        };
-        const notifications = this.options.notifications;
-        const notified = config.NOTIFY_RANDOM_MAC
-          ? plan.events
-          : plan.events.filter((e) => e.type !== 'New Device' || !isRandomMac(e.mac));
-        await presence.applyPresence(plan, {
-          memory: watched?.memory,
-          notify: notifications?.request(notified, now),
-        });
-        newDevices = plan.counts.newDevices;
-        this.options.logger.info(
-          { event: 'scan-cycle', ...plan.counts, named: naming?.named ?? 0 },
-          'scan cycle applied',
-        );
-        this.options.feed?.publish('scan-applied', appliedMessage(plan, known));
+        // The lock may have gone with its connection (the database restarted): take it again
+        // before writing (STORE_UNAVAILABLE while the database is away: the cycle is kept).
+        const leader = this.options.leader;
+        if (leader !== undefined && !(await leader.tryAcquire())) throw standbyError();
+        await this.storeKept();
+        newDevices = await this.store(observed);
       } catch (err) {
-        errors.push(`applying the cycle failed: ${err instanceof Error ? err.message : String(err)}`);
+        const message = err instanceof Error ? err.message : String(err);
+        if (storeUnavailable(err)) {
+          this.keep(observed);
+          errors.push(`the store is unavailable; the cycle is kept and stored when it is back: ${message}`);
+        } else errors.push(`applying the cycle failed: ${message}`);
       }
     }
     if (this.abort === controller) this.abort = undefined;
@@ -421,6 +467,74 @@ export class Scanner {
         'scan cycle failed; presence unchanged',
       );
     return summary;
+  }
+
+  /** Stores the cycles kept while the store was unavailable, oldest first (throws when it still cannot). */
+  private async storeKept(): Promise<void> {
+    while (this.kept[0] !== undefined) {
+      await this.store(this.kept[0]);
+      this.kept.shift();
+      this.options.logger.info(
+        { event: 'scan-kept-stored', left: this.kept.length },
+        'a kept scan cycle was stored',
+      );
+    }
+  }
+
+  private keep(observed: ObservedCycle): void {
+    this.kept.push(observed);
+    if (this.kept.length > maxKeptCycles) this.kept.shift();
+    this.options.logger.warn(
+      { event: 'scan-cycle-kept', kept: this.kept.length },
+      'the store is unavailable; the scan cycle is kept and stored when it is back',
+    );
+  }
+
+  /** Loads, plans and applies one observed cycle in one transaction; its count of new devices. */
+  private async store(observed: ObservedCycle): Promise<number> {
+    const { observations, results, ipv6Prefixes, leases, naming } = observed;
+    // Load, plan and apply run without a turn of the event loop between them (the SQLite store
+    // answers at once; an API write waits for its group commit on the next turn), so no API
+    // write can slip in between them.
+    const { config, presence } = this.options;
+    const now = observed.at;
+    const known = await presence.loadPresence(new Date(now.getTime() - config.FLAP_WINDOW_MINUTES * 60_000));
+    // Aliases and links first: the state machine sees devices, whichever MAC they used.
+    const macs = await this.macs.run(observations, new Set(known.keys()), leases, now);
+    const { site } = this.options;
+    const seen = new Set(macs.observations.keys());
+    const planned = planCycle({
+      known: site === undefined ? known : scopeToSite(known, seen, new Set(['', site])),
+      observations: macs.observations,
+      missesBeforeAbsent: config.SCAN_MISSES_BEFORE_ABSENT,
+      inScope: cycleScope(subnetScope(this.subnets), ipv6Prefixes),
+      sleepMinutes: config.SLEEP_MINUTES,
+      flapThreshold: config.FLAP_THRESHOLD,
+      flapWindowMinutes: config.FLAP_WINDOW_MINUTES,
+      now,
+    });
+    const linked = withLinks(naming ? await naming.apply(planned) : planned, macs, known, now);
+    const watched = await this.options.watch?.plan(results, now);
+    const events = watched ? [...linked.events, ...watched.events] : linked.events;
+    const plan = {
+      ...linked,
+      events,
+      ...(site !== undefined && { sites: siteMarks(seen, known, site, '') }),
+    };
+    const notifications = this.options.notifications;
+    const notified = config.NOTIFY_RANDOM_MAC
+      ? plan.events
+      : plan.events.filter((e) => e.type !== 'New Device' || !isRandomMac(e.mac));
+    await presence.applyPresence(plan, {
+      memory: watched?.memory,
+      notify: notifications?.request(notified, now),
+    });
+    this.options.logger.info(
+      { event: 'scan-cycle', ...plan.counts, named: naming?.named ?? 0 },
+      'scan cycle applied',
+    );
+    this.options.feed?.publish('scan-applied', appliedMessage(plan, known));
+    return plan.counts.newDevices;
   }
 
   private discover(

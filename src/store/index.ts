@@ -4,7 +4,8 @@
  * tables goes through
  * a `Store`, split into narrow parts that each feature receives alone. No feature holds a database
  * handle or writes SQL (test/architecture.test.ts checks it). The interfaces are storage-neutral
- * (Date values, JSON shapes); `sqlite/` implements them on the embedded database.
+ * (Date values, JSON shapes); `sqlite/` implements them on the embedded database, `postgres/` on
+ * PostgreSQL (DATABASE_URL), where several servers may share one database.
  */
 import { join } from 'node:path';
 import type { Config } from '../config.js';
@@ -18,6 +19,9 @@ import type { PresenceStore } from './presence.js';
 import type { DeviceReadouts } from './readouts.js';
 import type { WatchStore } from './watch.js';
 import type { ProbeStore } from './probes.js';
+import type { StoreLog } from './postgres/pool.js';
+import { openPostgresStore } from './postgres/store.js';
+import type { ServerLink } from './servers.js';
 import { sqliteStore } from './sqlite/store.js';
 
 export interface Store {
@@ -33,13 +37,33 @@ export interface Store {
   readonly backup: BackupStore;
   /** The probes' registry and their cycles' bookkeeping. */
   readonly probes: ProbeStore;
-  /** Whether the store can answer (GET /health). */
+  /** Several servers on one database (PostgreSQL); undefined for a store only one server uses. */
+  readonly servers?: ServerLink;
+  /** Whether the store is open (not closed yet). */
   isOpen(): boolean;
+  /**
+   * Whether the store answers now (GET /health): `ok`, `down` (it cannot be reached; it comes
+   * back by itself) or `closed`.
+   */
+  health(): Promise<'ok' | 'down' | 'closed'>;
   /** Closes the store; call once every feature has stopped. */
   close(): Promise<void>;
 }
 
-/** Opens the store the configuration names: SQLite at $DATA_DIR/netkeep.db. */
-export function openStore(config: Pick<Config, 'DATA_DIR'>): Store {
+/** Opens the store the configuration names: SQLite at $DATA_DIR/netkeep.db, the SQLite store. */
+export function openSqliteStore(config: Pick<Config, 'DATA_DIR'>): Store {
   return sqliteStore(openDatabase(join(config.DATA_DIR, 'netkeep.db')));
+}
+
+/**
+ * Opens the store the configuration names: PostgreSQL at DATABASE_URL (its schema brought up to
+ * date), else SQLite at $DATA_DIR/netkeep.db. Rejects with STORE_UNAVAILABLE when PostgreSQL
+ * cannot be reached at start.
+ */
+export async function openStore(
+  config: Pick<Config, 'DATA_DIR'> & Partial<Pick<Config, 'DATABASE_URL'>>,
+  log?: StoreLog,
+): Promise<Store> {
+  if (config.DATABASE_URL === undefined || config.DATABASE_URL === '') return openSqliteStore(config);
+  return openPostgresStore(config.DATABASE_URL, log === undefined ? {} : { log });
 }

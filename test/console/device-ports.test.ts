@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { openStore } from '../../src/store/index.js';
+import { openSqliteStore } from '../../src/store/index.js';
 import type { OpenPort } from '../../src/store/watch.js';
 import { chromiumSkipReason, launchChromium } from '../helpers/browser.js';
 import { TestServer } from '../helpers/server.js';
@@ -34,7 +34,7 @@ describe('device page: open ports in Chromium', { skip }, () => {
     });
     assert.equal(res.status, 200, res.text);
     // Through the store gate, as the port watch writes (the server's own store sees the same file).
-    const store = openStore({ DATA_DIR: server.dataDir });
+    const store = openSqliteStore({ DATA_DIR: server.dataDir });
     try {
       const port = (n: number, service: string, product = ''): OpenPort => ({
         port: n,

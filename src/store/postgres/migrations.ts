@@ -422,6 +422,71 @@ export const postgresMigrations: readonly PostgresMigration[] = [
         CREATE INDEX "Devices_site" ON "Devices" ("devSite");
     `,
   },
+  {
+    description:
+      'Change tracking for the caches of every server: which devices each statement changed, kept for the COMMIT of the writing server and sent to the others by NOTIFY (no SQLite change: its tracking is TEMP triggers)',
+    sqliteVersion: 11,
+    sql: `
+        -- The devices whose answers a statement changed (SQLite's TEMP change-tracking triggers,
+        -- device-sql.ts, mark the same rows; a parent is marked whenever a child row changes, a
+        -- little more than SQLite's column check). Two uses: the writing server reads them before
+        -- COMMIT from the transaction-local setting netkeep.changed (pool.ts), and every other
+        -- server hears them through one NOTIFY per statement on netkeep_changes, which PostgreSQL
+        -- delivers at COMMIT and drops on ROLLBACK (notify.ts reads the envelope; a payload over
+        -- 7800 bytes becomes an overflow: everything may have changed). netkeep.server is the
+        -- writing server's id (its connections set it), so that a server ignores its own.
+        CREATE FUNCTION netkeep_note_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+          macs TEXT[];
+          payload TEXT;
+          server TEXT := coalesce(current_setting('netkeep.server', true), '');
+        BEGIN
+          EXECUTE 'SELECT array_agg(DISTINCT m) FROM (' || TG_ARGV[0] || ') AS c (m) WHERE m <> '''''
+            INTO macs;
+          IF macs IS NULL THEN
+            RETURN NULL;
+          END IF;
+          PERFORM set_config('netkeep.changed',
+            coalesce(current_setting('netkeep.changed', true), '') || array_to_string(macs, chr(10)) || chr(10), true);
+          payload := json_build_object('from', server, 'body', json_build_object('macs', macs))::text;
+          IF octet_length(payload) > 7800 THEN
+            payload := json_build_object('from', server, 'overflow', true)::text;
+          END IF;
+          PERFORM pg_notify('netkeep_changes', payload);
+          RETURN NULL;
+        END $$;
+        CREATE TRIGGER "netkeep_changes_insert" AFTER INSERT ON "Devices" REFERENCING NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "devMac" FROM new_rows UNION ALL SELECT "devParentMAC" FROM new_rows');
+        CREATE TRIGGER "netkeep_changes_delete" AFTER DELETE ON "Devices" REFERENCING OLD TABLE AS old_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "devMac" FROM old_rows UNION ALL SELECT "devParentMAC" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_update" AFTER UPDATE ON "Devices" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "devMac" FROM new_rows UNION ALL SELECT "devMac" FROM old_rows UNION ALL SELECT "devParentMAC" FROM new_rows UNION ALL SELECT "devParentMAC" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_insert" AFTER INSERT ON "DeviceMacs" REFERENCING NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "dma_DevMac" FROM new_rows');
+        CREATE TRIGGER "netkeep_changes_delete" AFTER DELETE ON "DeviceMacs" REFERENCING OLD TABLE AS old_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "dma_DevMac" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_update" AFTER UPDATE ON "DeviceMacs" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "dma_DevMac" FROM new_rows UNION ALL SELECT "dma_DevMac" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_insert" AFTER INSERT ON "Events" REFERENCING NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "eve_MAC" FROM new_rows');
+        CREATE TRIGGER "netkeep_changes_delete" AFTER DELETE ON "Events" REFERENCING OLD TABLE AS old_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "eve_MAC" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_update" AFTER UPDATE ON "Events" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "eve_MAC" FROM new_rows UNION ALL SELECT "eve_MAC" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_insert" AFTER INSERT ON "Sessions" REFERENCING NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "ses_MAC" FROM new_rows');
+        CREATE TRIGGER "netkeep_changes_delete" AFTER DELETE ON "Sessions" REFERENCING OLD TABLE AS old_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "ses_MAC" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_update" AFTER UPDATE ON "Sessions" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "ses_MAC" FROM new_rows UNION ALL SELECT "ses_MAC" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_insert" AFTER INSERT ON "ScanState" REFERENCING NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "mac" FROM new_rows');
+        CREATE TRIGGER "netkeep_changes_delete" AFTER DELETE ON "ScanState" REFERENCING OLD TABLE AS old_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "mac" FROM old_rows');
+        CREATE TRIGGER "netkeep_changes_update" AFTER UPDATE ON "ScanState" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "mac" FROM new_rows UNION ALL SELECT "mac" FROM old_rows');
+    `,
+  },
 ];
 
 /** The number of PostgreSQL migrations applied to the database (0 for a new database). */

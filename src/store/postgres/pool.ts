@@ -138,6 +138,20 @@ export interface PostgresPoolOptions {
   /** How long a request waits for a connection before the store counts as unavailable. */
   readonly connectionTimeoutMs?: number;
   readonly log?: StoreLog;
+  /**
+   * This server's id among the servers of the database: its connections carry it (the setting
+   * netkeep.server) so that the change triggers' messages name their sender (notify.ts).
+   */
+  readonly serverId?: string;
+}
+
+/**
+ * Whether a statement may write (run by `query` in a transaction of its own when changes are
+ * watched): INSERT, UPDATE, DELETE, MERGE, or a WITH that holds one of them; a read runs as it is.
+ */
+function mayWrite(text: string): boolean {
+  if (/^\s*(INSERT|UPDATE|DELETE|MERGE)\b/i.test(text)) return true;
+  return /^\s*WITH\b/i.test(text) && /\b(INSERT|UPDATE|DELETE|MERGE)\b/i.test(text);
 }
 
 /**
@@ -151,12 +165,20 @@ export class PostgresPool {
   private readonly clientConfig: pg.ClientConfig;
   /** Told after each write through this pool (see `onWrite`). */
   private readonly writeListeners = new Set<() => void>();
+  private readonly log: StoreLog | undefined;
+  /**
+   * Told, after each COMMIT, which devices the transaction changed (the change triggers collect
+   * them in the transaction-local setting netkeep.changed): this server's change tracking, so
+   * that its caches see its own writes before the write's promise settles.
+   */
+  onCommitted: ((macs: string[]) => void) | undefined;
 
   constructor(url: string, options: PostgresPoolOptions = {}) {
     const connection = parseStoreUrl(url);
     const { password, ...address } = connection;
     this.address = address;
     this.password = password;
+    this.log = options.log;
     this.clientConfig = {
       host: connection.host,
       port: connection.port,
@@ -167,6 +189,8 @@ export class PostgresPool {
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
       types,
       application_name: 'netkeep',
+      // A uuid (or netkeep's own text): nothing in it needs quoting.
+      ...(options.serverId === undefined ? {} : { options: `-c netkeep.server=${options.serverId}` }),
     };
     this.pool = new pg.Pool({ ...this.clientConfig, max: options.max ?? 10 });
     // An idle connection that the server drops emits 'error' on the pool; unhandled, it would end
@@ -206,6 +230,10 @@ export class PostgresPool {
   }
 
   async query<R extends pg.QueryResultRow>(text: string, values?: readonly unknown[]): Promise<R[]> {
+    // A write outside a transaction: in one, so that what it changed is read before its COMMIT.
+    if (this.onCommitted !== undefined && mayWrite(text)) {
+      return this.transaction(async (client) => (await client.query<R>(text, values as unknown[])).rows);
+    }
     let read = false;
     try {
       const result: pg.QueryResult<R> | pg.QueryResult<R>[] = await this.pool.query<R>(
@@ -242,11 +270,29 @@ export class PostgresPool {
 
   /** A connection of the pool, for a caller that runs several statements on one (released by it). */
   async connect(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (err) {
       throw this.translate(err);
     }
+    // The pool listens for the errors of idle connections only: a connection lost while checked
+    // out (the server stopped mid-transaction) emits 'error', which unhandled ends the process.
+    // Its query in flight rejects as well, so the caller hears of it; this only keeps the process.
+    const onError = (err: Error): void => {
+      this.log?.warn(
+        { store: this.address.label, err: this.scrub(err.message) },
+        'PostgreSQL connection lost',
+      );
+    };
+    client.on('error', onError);
+    const release = client.release.bind(client);
+    client.release = (err?: Error | boolean) => {
+      client.removeListener('error', onError);
+      client.release = release;
+      release(err);
+    };
+    return client;
   }
 
   /**
@@ -262,7 +308,9 @@ export class PostgresPool {
     try {
       await client.query(mode === 'snapshot' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
       const result = await work(client);
+      const changed = mode === 'write' && this.onCommitted !== undefined ? await changedIn(client) : [];
       await client.query('COMMIT');
+      if (changed.length > 0) this.onCommitted?.(changed);
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {
@@ -287,6 +335,15 @@ export class PostgresPool {
   async close(): Promise<void> {
     await this.pool.end();
   }
+}
+
+/** The devices the change triggers marked in this transaction so far (netkeep.changed). */
+async function changedIn(client: pg.PoolClient): Promise<string[]> {
+  const { rows } = await client.query<{ changed: string | null }>(
+    "SELECT current_setting('netkeep.changed', true) AS changed",
+  );
+  const text = rows[0]?.changed ?? '';
+  return text === '' ? [] : [...new Set(text.split('\n').filter((mac) => mac !== ''))];
 }
 
 /** Opens the pool of `url` and brings its schema up to date (postgresMigrations). */

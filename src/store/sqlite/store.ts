@@ -47,6 +47,7 @@ export function sqliteStore(db: Database): SqliteStore {
     readouts: new SqliteReadouts(db),
     backup: new SqliteBackupStore(db),
     isOpen: () => db.open,
+    health: () => Promise.resolve(db.open ? 'ok' : 'closed'),
     close: () => {
       if (db.open) db.close();
       return Promise.resolve();

@@ -114,6 +114,44 @@ describe('a real PostgreSQL', { skip }, () => {
     });
   });
 
+  test('a server stopped in the middle of a transaction: it rejects STORE_UNAVAILABLE and the process lives on', async () => {
+    const lines: string[] = [];
+    const store = new PostgresPool(server.url, {
+      connectionTimeoutMs: 2000,
+      log: {
+        warn(fields, message) {
+          lines.push(JSON.stringify({ ...fields, message }));
+        },
+      },
+    });
+    try {
+      let inside: () => void = () => undefined;
+      const started = new Promise<void>((resolve) => (inside = resolve));
+      // The connection is checked out (no pool listener on it) when the server goes: its 'error'
+      // event, unhandled, would end this process and the test with it.
+      const running = store.transaction(async (client) => {
+        inside();
+        return client.query('SELECT pg_sleep(30)');
+      });
+      // Its outcome is taken at once: it settles while the server stops.
+      const outcome = running.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      await started;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await server.down();
+      assertUnavailable(await outcome, label(), server.password);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await server.up();
+      const [row] = await store.query<{ one: number }>('SELECT 1::bigint AS one');
+      assert.deepEqual({ ...row }, { one: 1 }, 'the pool connects again by itself');
+      for (const line of lines) assert.ok(!line.includes(server.password), line);
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a server stopped under an open pool: queries answer STORE_UNAVAILABLE; no log line has the password', async () => {
     const lines: string[] = [];
     const store = new PostgresPool(server.url, {

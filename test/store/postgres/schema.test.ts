@@ -99,9 +99,11 @@ async function postgresSchema(store: PostgresPool): Promise<{
     `SELECT tablename || '.' || indexname AS name FROM pg_indexes
      WHERE schemaname = 'public' AND tablename NOT LIKE 'netkeep\\_%' AND indexname !~ '_(pkey|key)$' ORDER BY indexname`,
   );
+  // The change-tracking triggers (netkeep_changes_*) are PostgreSQL's own: SQLite's are TEMP
+  // triggers each connection creates (device-sql.ts), not part of its schema.
   const triggers = await store.query<{ name: string }>(
     `SELECT DISTINCT event_object_table || '.' || trigger_name AS name FROM information_schema.triggers
-     WHERE trigger_schema = 'public' ORDER BY 1`,
+     WHERE trigger_schema = 'public' AND trigger_name NOT LIKE 'netkeep\\_changes\\_%' ORDER BY 1`,
   );
   return {
     tables,
