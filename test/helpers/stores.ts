@@ -11,7 +11,8 @@
  * InProcessServer.
  *
  * Where it stands (switch a file's PostgreSQL run on once the parts it needs are built there):
- * - on both stores now: test/devices/store-writes.test.ts (the device writes);
+ * - on both stores now: test/devices/store-writes.test.ts (the device writes), test/probes/hub.test.ts
+ *   (the hub's probe API; it reads the tables of either store through store-rows.ts);
  * - on both, PostgreSQL off until GET /device (the device view) is built:
  *   test/devices/parent-cycle.test.ts;
  * - to move onto onEachStore once the PostgreSQL parts merge (HTTP only, no SQLite file read):

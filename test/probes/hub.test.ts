@@ -3,6 +3,8 @@
  * revoked at once, refused everywhere but uploads), cycles applied with the scanner's state machine
  * scoped to the probe's subnets and site, once per cycleId and in order, every bad upload a clear
  * 4xx that changes nothing, the offline watch (one Probe Offline notice, no Down), the metrics.
+ * On both stores (test/helpers/stores.ts): the hub on SQLite and on PostgreSQL, its tables read
+ * directly (store-rows.ts) to show that a refused upload changed no row.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -10,13 +12,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { sqliteStore } from '../../src/store/sqlite/store.js';
 import { ProbeHub } from '../../src/probes/hub.js';
-import { InProcessServer } from '../helpers/inject.js';
+import type { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { storeRows, type StoreRows } from '../helpers/store-rows.js';
+import { onEachStore } from '../helpers/stores.js';
 
 /** What the parents' network holds in the later tests (their device and the laptop). */
 const parentsDevices = [
@@ -46,27 +49,29 @@ function cycle(subnets: string[], sightings: Sighting[], extra: Record<string, u
   };
 }
 
-describe('probes at the hub', () => {
+onEachStore('probes at the hub', (_store, start) => {
   let hub: InProcessServer;
   let receiver: Receiver;
-  let db: Database.Database;
+  let db: StoreRows;
   let a: { id: string; token: string };
   let b: { id: string; token: string };
 
   const upload = (token: string, body: unknown) => hub.request('POST', '/probes/cycles', { token, body });
-  const count = (sql: string, ...params: unknown[]): number =>
-    (db.prepare(sql).get(...params) as { n: number }).n;
-  const device = (mac: string) =>
-    db
-      .prepare('SELECT devSite, devSyncHubNode, devPresentLastScan, devName FROM Devices WHERE devMac = ?')
-      .get(mac) as
+  const count = (sql: string, ...params: unknown[]): Promise<number> => db.count(sql, ...params);
+  const device = async (mac: string) =>
+    (
+      await db.rows(
+        'SELECT "devSite", "devSyncHubNode", "devPresentLastScan", "devName" FROM "Devices" WHERE "devMac" = ?',
+        mac,
+      )
+    )[0] as
       { devSite: string; devSyncHubNode: string; devPresentLastScan: number; devName: string } | undefined;
   /** Everything a refused upload must leave as it was. */
-  const snapshot = () => ({
-    devices: count('SELECT COUNT(*) AS n FROM Devices'),
-    events: count('SELECT COUNT(*) AS n FROM Events'),
-    cycles: count('SELECT COUNT(*) AS n FROM ProbeCycles'),
-    probes: JSON.stringify(db.prepare('SELECT * FROM Probes ORDER BY prb_Id').all()),
+  const snapshot = async () => ({
+    devices: await count('SELECT COUNT(*) AS n FROM "Devices"'),
+    events: await count('SELECT COUNT(*) AS n FROM "Events"'),
+    cycles: await count('SELECT COUNT(*) AS n FROM "ProbeCycles"'),
+    probes: JSON.stringify(await db.rows('SELECT * FROM "Probes" ORDER BY "prb_Id"')),
   });
 
   /** The probe notices of a type the webhook received, waiting for the first. */
@@ -86,14 +91,14 @@ describe('probes at the hub', () => {
 
   before(async () => {
     receiver = await startReceiver();
-    hub = await InProcessServer.start(
+    hub = await start(
       { NOTIFY_WEBHOOK_URL: receiver.url('/hook'), PROBE_OFFLINE_MINUTES: '15' },
       { testOnlyProbeClock: () => new Date(clock), testOnlyProbeCheckMs: 3_600_000 },
     );
-    db = new Database(join(hub.dataDir, 'netkeep.db'), { readonly: true });
+    db = storeRows(hub);
   });
   after(async () => {
-    db.close();
+    await db.close();
     await hub.stop();
     await receiver.close();
   });
@@ -117,9 +122,13 @@ describe('probes at the hub', () => {
       ],
     );
     // Hashed at rest: the secret is nowhere in the database file's rows.
-    const stored = db.prepare('SELECT prb_TokenHash AS h FROM Probes WHERE prb_Id = ?').get(a.id) as {
+    const [stored] = (await db.rows(
+      'SELECT "prb_TokenHash" AS h FROM "Probes" WHERE "prb_Id" = ?',
+      a.id,
+    )) as {
       h: Buffer;
-    };
+    }[];
+    assert.ok(stored);
     assert.equal(stored.h.length, 32);
     assert.ok(!stored.h.toString('utf8').includes(a.token.split('.')[1] ?? 'x'));
     const again = await hub.request('POST', '/probes', { body: { name: 'office', site: 'Elsewhere' } });
@@ -169,21 +178,21 @@ describe('probes at the hub', () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.applied, true);
     assert.equal(res.json.newDevices, 2);
-    assert.deepEqual(device('aa:00:00:00:01:01'), {
+    assert.deepEqual(await device('aa:00:00:00:01:01'), {
       devSite: 'Office',
       devSyncHubNode: 'office',
       devPresentLastScan: 1,
       devName: 'printer',
     });
-    const before = snapshot();
+    const before = await snapshot();
     const repeat = await upload(a.token, first);
     assert.equal(repeat.status, 200);
     assert.equal(repeat.json.repeated, true);
-    assert.deepEqual(snapshot(), before, 'a repeated cycleId changes nothing');
+    assert.deepEqual(await snapshot(), before, 'a repeated cycleId changes nothing');
     const foreign = await upload(a.token, { ...cycle(['10.1.0.0/24'], []), probeId: b.id });
     assert.equal(foreign.status, 403);
     assert.equal(foreign.json.code, 'PROBE_MISMATCH');
-    assert.deepEqual(snapshot(), before);
+    assert.deepEqual(await snapshot(), before);
     const list = (await hub.request('GET', '/probes')).json.probes as {
       name: string;
       status: string;
@@ -207,15 +216,15 @@ describe('probes at the hub', () => {
       cycle(['10.1.0.0/24'], [{ mac: 'aa:00:00:00:01:01', ip: '10.1.0.11' }]),
     );
     assert.equal(office.status, 200, office.text);
-    assert.equal(device('aa:00:00:00:01:02')?.devPresentLastScan, 0, 'missed at its own site');
+    assert.equal((await device('aa:00:00:00:01:02'))?.devPresentLastScan, 0, 'missed at its own site');
     assert.equal(
-      device('bb:00:00:00:02:01')?.devPresentLastScan,
+      (await device('bb:00:00:00:02:01'))?.devPresentLastScan,
       1,
       "the parents' device is not the office's to judge",
     );
     assert.equal(
-      count(
-        "SELECT COUNT(*) AS n FROM Events WHERE eve_MAC = 'bb:00:00:00:02:01' AND eve_EventType != 'New Device'",
+      await count(
+        `SELECT COUNT(*) AS n FROM "Events" WHERE "eve_MAC" = 'bb:00:00:00:02:01' AND "eve_EventType" != 'New Device'`,
       ),
       0,
     );
@@ -227,14 +236,14 @@ describe('probes at the hub', () => {
       (await upload(a.token, cycle(['10.1.0.0/24'], [{ mac: 'cc:00:00:00:03:01', ip: '10.1.0.77' }]))).status,
       200,
     );
-    assert.equal(device('cc:00:00:00:03:01')?.devSite, 'Office');
+    assert.equal((await device('cc:00:00:00:03:01'))?.devSite, 'Office');
     clock += 60_000;
     assert.equal(
       (await upload(b.token, cycle(['10.1.0.0/24'], [{ mac: 'cc:00:00:00:03:01', ip: '10.1.0.78' }]))).status,
       200,
     );
     assert.deepEqual(
-      [device('cc:00:00:00:03:01')?.devSite, device('cc:00:00:00:03:01')?.devSyncHubNode],
+      [(await device('cc:00:00:00:03:01'))?.devSite, (await device('cc:00:00:00:03:01'))?.devSyncHubNode],
       ['Parents', 'parents'],
     );
     clock += 60_000;
@@ -243,10 +252,10 @@ describe('probes at the hub', () => {
       (await upload(a.token, cycle(['10.1.0.0/24'], [{ mac: 'aa:00:00:00:01:01', ip: '10.1.0.11' }]))).status,
       200,
     );
-    assert.equal(device('cc:00:00:00:03:01')?.devPresentLastScan, 1);
+    assert.equal((await device('cc:00:00:00:03:01'))?.devPresentLastScan, 1);
     assert.equal(
-      count(
-        "SELECT COUNT(*) AS n FROM Events WHERE eve_MAC = 'cc:00:00:00:03:01' AND eve_EventType = 'New Device'",
+      await count(
+        `SELECT COUNT(*) AS n FROM "Events" WHERE "eve_MAC" = 'cc:00:00:00:03:01' AND "eve_EventType" = 'New Device'`,
       ),
       1,
     );
@@ -254,7 +263,7 @@ describe('probes at the hub', () => {
 
   test('bad uploads: each a clear 4xx that changes nothing', async () => {
     clock += 60_000;
-    const before = snapshot();
+    const before = await snapshot();
     const many = Array.from({ length: 100_000 }, (_, i) => ({
       mac: `02:00:00:${((i >> 16) & 255).toString(16).padStart(2, '0')}:${((i >> 8) & 255).toString(16).padStart(2, '0')}:${(i & 255).toString(16).padStart(2, '0')}`,
       ip: '10.1.0.1',
@@ -313,23 +322,22 @@ describe('probes at the hub', () => {
     const tooLarge = await hub.request('POST', '/probes/cycles', { token: a.token, rawBody: huge });
     assert.equal(tooLarge.status, 413);
     assert.equal(tooLarge.json.code, 'PAYLOAD_TOO_LARGE');
-    assert.deepEqual(snapshot(), before);
+    assert.deepEqual(await snapshot(), before);
     for (const [what, body, status, code] of cases) {
       const res = await upload(a.token, body);
       assert.equal(res.status, status, `${what}: ${res.text.slice(0, 300)}`);
       assert.equal(res.json.code, code, what);
-      assert.deepEqual(snapshot(), before, `${what} changed nothing`);
+      assert.deepEqual(await snapshot(), before, `${what} changed nothing`);
     }
   });
 
   test('silent past PROBE_OFFLINE_MINUTES: offline, one Probe Offline notice, no device Down; Online when back', async () => {
-    const present = count(
-      "SELECT COUNT(*) AS n FROM Devices WHERE devSite = 'Office' AND devPresentLastScan = 1",
+    const present = await count(
+      `SELECT COUNT(*) AS n FROM "Devices" WHERE "devSite" = 'Office' AND "devPresentLastScan" = 1`,
     );
     assert.ok(present > 0);
-    const absences =
-      "SELECT COUNT(*) AS n FROM Events WHERE eve_EventType IN ('Device Down', 'Disconnected')";
-    const absent = count(absences);
+    const absences = `SELECT COUNT(*) AS n FROM "Events" WHERE "eve_EventType" IN ('Device Down', 'Disconnected')`;
+    const absent = await count(absences);
     // Keep the parents' probe reporting; the office goes silent.
     clock += 16 * 60_000;
     const parents = parentsDevices;
@@ -345,10 +353,12 @@ describe('probes at the hub', () => {
       ],
     );
     assert.equal(
-      count("SELECT COUNT(*) AS n FROM Devices WHERE devSite = 'Office' AND devPresentLastScan = 1"),
+      await count(
+        `SELECT COUNT(*) AS n FROM "Devices" WHERE "devSite" = 'Office' AND "devPresentLastScan" = 1`,
+      ),
       present,
     );
-    assert.equal(count(absences), absent, 'no Disconnected, no Device Down: nobody looked');
+    assert.equal(await count(absences), absent, 'no Disconnected, no Device Down: nobody looked');
     assert.deepEqual(await notices('Probe Offline'), [['Probe Offline', 'office']]);
     clock += 60_000;
     const back = [{ mac: 'aa:00:00:00:01:01', ip: '10.1.0.11' }];
@@ -368,13 +378,17 @@ describe('probes at the hub', () => {
       body: { from: 'aa:00:00:00:01:02' },
     });
     assert.equal(merged.status, 200, merged.text);
-    const devices = count('SELECT COUNT(*) AS n FROM Devices');
+    const devices = await count('SELECT COUNT(*) AS n FROM "Devices"');
     const seen = [{ mac: 'aa:00:00:00:01:02', ip: '10.1.0.60' }, ...parentsDevices];
     const res = await upload(b.token, cycle(['10.1.0.0/24'], seen));
     assert.equal(res.status, 200, res.text);
-    assert.equal(count('SELECT COUNT(*) AS n FROM Devices'), devices, 'no new device for a known alias');
+    assert.equal(
+      await count('SELECT COUNT(*) AS n FROM "Devices"'),
+      devices,
+      'no new device for a known alias',
+    );
     assert.deepEqual(
-      [device('aa:00:00:00:01:01')?.devSite, device('aa:00:00:00:01:01')?.devPresentLastScan],
+      [(await device('aa:00:00:00:01:01'))?.devSite, (await device('aa:00:00:00:01:01'))?.devPresentLastScan],
       ['Parents', 1],
     );
   });
@@ -386,7 +400,7 @@ describe('probes at the hub', () => {
     assert.equal(refused.status, 403);
     assert.equal(refused.json.code, 'PROBE_TOKEN_REQUIRED');
     assert.equal((await hub.request('DELETE', `/probes/${b.id}`)).status, 404);
-    assert.ok(device('bb:00:00:00:02:01'));
+    assert.ok(await device('bb:00:00:00:02:01'));
   });
 });
 
