@@ -220,7 +220,7 @@ export class ProbeHub {
     const failed = cycle.errors.length > 0;
     const answer = failed ? await this.recordFailed(probe, cycle) : await this.applyPlanned(probe, cycle);
     this.options.onCycle?.(probe, failed ? 'failed' : 'applied');
-    await store.pruneCycles(new Date(this.now().getTime() - 31 * 86_400_000));
+    await store.pruneCycles(probe.id, new Date(this.now().getTime() - 31 * 86_400_000));
     return answer;
   }
 

@@ -69,6 +69,11 @@ export interface ProbeStore {
    * moved (its notification commits with it). False when the probe was not in `from`.
    */
   setStatus(id: string, from: ProbeStatus, to: ProbeStatus, notify?: NotifyRequest): Promise<boolean>;
-  /** Forgets cycleIds applied before `before` (an older repeat is refused by its order). */
-  pruneCycles(before: Date): Promise<number>;
+  /**
+   * Forgets the probe's cycleIds applied before `before` (an older repeat is refused by its order).
+   * One probe's at a time, through the (probe, applied) index: after each of its cycles, the hub
+   * prunes that probe's. A scan of every probe's rows per cycle would grow with the table (100
+   * probes at one cycle a minute keep 4.5 million cycleIds over 31 days).
+   */
+  pruneCycles(probeId: string, before: Date): Promise<number>;
 }

@@ -139,11 +139,11 @@ export class PostgresProbeStore implements ProbeStore {
     });
   }
 
-  async pruneCycles(before: Date): Promise<number> {
+  async pruneCycles(probeId: string, before: Date): Promise<number> {
     const rows = await this.store.query<{ n: number }>(
-      `WITH gone AS (DELETE FROM "ProbeCycles" WHERE "pcy_AppliedAt" < $1 RETURNING 1)
+      `WITH gone AS (DELETE FROM "ProbeCycles" WHERE "pcy_ProbeId" = $1 AND "pcy_AppliedAt" < $2 RETURNING 1)
        SELECT count(*)::bigint AS n FROM gone`,
-      [dbTime(before)],
+      [probeId, dbTime(before)],
     );
     return rows[0]?.n ?? 0;
   }

@@ -58,7 +58,7 @@ export class SqliteProbeStore implements ProbeStore {
   private readonly insertCycle: Statement<[string, string, string]>;
   private readonly updateAfterCycle: Statement<[string, string, string, number, number, string]>;
   private readonly moveStatus: Statement<[ProbeStatus, string, ProbeStatus]>;
-  private readonly prune: Statement<[string]>;
+  private readonly prune: Statement<[string, string]>;
   private readonly deleteTx: (id: string) => boolean;
   private readonly statusTx: Transaction<
     (id: string, from: ProbeStatus, to: ProbeStatus, notify: NotifyRequest | undefined) => boolean
@@ -86,7 +86,7 @@ export class SqliteProbeStore implements ProbeStore {
         prb_SpooledCycles = ?, prb_DroppedCycles = prb_DroppedCycles + ?, prb_Status = 'online'
       WHERE prb_Id = ?`);
     this.moveStatus = db.prepare('UPDATE Probes SET prb_Status = ? WHERE prb_Id = ? AND prb_Status = ?');
-    this.prune = db.prepare('DELETE FROM ProbeCycles WHERE pcy_AppliedAt < ?');
+    this.prune = db.prepare('DELETE FROM ProbeCycles WHERE pcy_ProbeId = ? AND pcy_AppliedAt < ?');
     this.deleteTx = db.transaction((id: string) => {
       this.removeCycles.run(id);
       return this.remove.run(id).changes > 0;
@@ -147,7 +147,7 @@ export class SqliteProbeStore implements ProbeStore {
     return Promise.resolve(this.statusTx.immediate(id, from, to, notify));
   }
 
-  pruneCycles(before: Date): Promise<number> {
-    return Promise.resolve(this.prune.run(dbTime(before)).changes);
+  pruneCycles(probeId: string, before: Date): Promise<number> {
+    return Promise.resolve(this.prune.run(probeId, dbTime(before)).changes);
   }
 }
