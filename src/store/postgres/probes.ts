@@ -6,45 +6,15 @@
  * (PostgresPresenceStore.applyOn), so that it commits with the cycle or not at all.
  */
 import type { PoolClient } from 'pg';
-import { dbTime, fromDbTime } from '../../time.js';
+import { dbTime } from '../../time.js';
 import type { NotifyRequest } from '../outbox.js';
 import type { AppliedCycle, NewProbe, ProbeRecord, ProbeStatus, ProbeStore } from '../probes.js';
 import type { PostgresOutboxStore } from './outbox.js';
 import type { PostgresPool } from './pool.js';
-
-interface ProbeRow {
-  prb_Id: string;
-  prb_Name: string;
-  prb_Site: string;
-  prb_CreatedAt: string;
-  prb_Subnets: string;
-  prb_LastCycleAt: string | null;
-  prb_LastCycleStartedAt: string | null;
-  prb_Status: ProbeStatus;
-  prb_SpooledCycles: number;
-  prb_DroppedCycles: number;
-}
+import { record, type ProbeRow } from '../sqlite/probes.js';
 
 const columns = `"prb_Id", "prb_Name", "prb_Site", "prb_CreatedAt", "prb_Subnets", "prb_LastCycleAt",
   "prb_LastCycleStartedAt", "prb_Status", "prb_SpooledCycles", "prb_DroppedCycles"`;
-
-const date = (text: string): Date => new Date(fromDbTime(text));
-
-function record(row: ProbeRow): ProbeRecord {
-  const subnets: unknown = JSON.parse(row.prb_Subnets);
-  return {
-    id: row.prb_Id,
-    name: row.prb_Name,
-    site: row.prb_Site,
-    subnets: Array.isArray(subnets) ? subnets.filter((s): s is string => typeof s === 'string') : [],
-    createdAt: date(row.prb_CreatedAt),
-    lastCycleAt: row.prb_LastCycleAt === null ? null : date(row.prb_LastCycleAt),
-    lastCycleStartedAt: row.prb_LastCycleStartedAt === null ? null : new Date(row.prb_LastCycleStartedAt),
-    status: row.prb_Status,
-    spooledCycles: row.prb_SpooledCycles,
-    droppedCycles: row.prb_DroppedCycles,
-  };
-}
 
 export class PostgresProbeStore implements ProbeStore {
   /** @param outbox where a status change's notice is written, in the change's transaction */

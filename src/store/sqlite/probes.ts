@@ -10,7 +10,8 @@ import type { NotifyRequest } from '../outbox.js';
 import type { AppliedCycle, NewProbe, ProbeRecord, ProbeStatus, ProbeStore } from '../probes.js';
 import type { SqliteOutboxStore } from './outbox.js';
 
-interface ProbeRow {
+/** A Probes row as both stores read it. */
+export interface ProbeRow {
   prb_Id: string;
   prb_Name: string;
   prb_Site: string;
@@ -31,7 +32,8 @@ const date = (text: string): Date => new Date(fromDbTime(text));
 /** Millisecond precision for the order check (storage text has seconds). */
 const preciseTime = (value: Date): string => value.toISOString();
 
-function record(row: ProbeRow): ProbeRecord {
+/** A Probes row as the interface's record (both stores). */
+export function record(row: ProbeRow): ProbeRecord {
   const subnets: unknown = JSON.parse(row.prb_Subnets);
   return {
     id: row.prb_Id,
