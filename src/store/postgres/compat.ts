@@ -6,7 +6,7 @@
  */
 import type { PoolClient } from 'pg';
 import { storedFields, withNameSource, type DbValue, type DeviceRow } from '../../devices/catalogue.js';
-import { eventColumns, eventToJson, type EventRow } from '../../devices/history.js';
+import { eventColumns } from '../../devices/history.js';
 import { dbTime } from '../../time.js';
 import type {
   ByStatusGroup,
@@ -18,6 +18,7 @@ import type {
   StatusItem,
 } from '../compat.js';
 import type { DeviceChanges } from '../devices.js';
+import { eventPage, topCursor, type EventListRow } from '../sqlite/compat.js';
 import { newDeviceRow } from '../sqlite/rows.js';
 import type { PostgresPool } from './pool.js';
 import { groupPredicate } from './status-sql.js';
@@ -40,9 +41,6 @@ const sessionTotalsSql = `SELECT
     (SELECT count(*) FROM "Events" WHERE "eve_DateTime" >= $1 AND "eve_EventType" = 'Device Down') AS "down"`;
 
 /** Sorts after every stored value: the start of a newest-first walk. */
-const topCursor: EventCursor = { time: '\uffff', type: '\uffff', rowid: Number.MAX_SAFE_INTEGER };
-
-type EventListRow = EventRow & { rowid: number; eve_PairEventRowid: number | null };
 
 export class PostgresCompatStore implements CompatStore {
   constructor(private readonly store: PostgresPool) {}
@@ -79,17 +77,7 @@ export class PostgresCompatStore implements CompatStore {
         : `${eventSelect} WHERE "eve_MAC" = $5 AND ${eventAfter} ${eventOrder} LIMIT $4`,
       mac === undefined ? [time, type, rowid, limit] : [time, type, rowid, limit, mac],
     );
-    const last = rows[rows.length - 1];
-    return {
-      events: rows.map(({ rowid: _rowid, eve_PairEventRowid, ...row }) => ({
-        ...eventToJson(row),
-        eve_PairEventRowid,
-      })),
-      next:
-        last === undefined || rows.length < limit
-          ? undefined
-          : { time: last.eve_DateTime, type: last.eve_EventType, rowid: last.rowid },
-    };
+    return eventPage(rows, limit);
   }
 
   async sessionTotals(start: Date | null): Promise<SessionTotals> {

@@ -56,19 +56,34 @@ function byStatusSql(group: ByStatusGroup): string {
 }
 
 /** Sorts after every stored value: the start of a newest-first walk. */
-const topCursor: EventCursor = { time: '\uffff', type: '\uffff', rowid: Number.MAX_SAFE_INTEGER };
+export const topCursor: EventCursor = { time: '\uffff', type: '\uffff', rowid: Number.MAX_SAFE_INTEGER };
+
+/** An Events row of a page of NetAlertX's event list, with its key and its pair's. */
+export type EventListRow = EventRow & { rowid: number; eve_PairEventRowid: number | null };
+
+/** A page of events (newest first, at most `limit`) and the cursor of the next one (both stores). */
+export function eventPage(
+  rows: readonly EventListRow[],
+  limit: number,
+): { events: CompatEvent[]; next: EventCursor | undefined } {
+  const last = rows[rows.length - 1];
+  return {
+    events: rows.map(({ rowid: _rowid, eve_PairEventRowid, ...row }) => ({
+      ...eventToJson(row),
+      eve_PairEventRowid,
+    })),
+    next:
+      last === undefined || rows.length < limit
+        ? undefined
+        : { time: last.eve_DateTime, type: last.eve_EventType, rowid: last.rowid },
+  };
+}
 
 export class SqliteCompatStore implements CompatStore {
   private readonly byStatusStmts: ReadonlyMap<string, Statement<[string, number], StatusItem>>;
   private readonly devicesAfterStmt: Statement<[string, number], DeviceRow>;
-  private readonly eventsOfMacStmt: Statement<
-    [Record<string, unknown>],
-    EventRow & { rowid: number; eve_PairEventRowid: number | null }
-  >;
-  private readonly eventsOfAllStmt: Statement<
-    [Record<string, unknown>],
-    EventRow & { rowid: number; eve_PairEventRowid: number | null }
-  >;
+  private readonly eventsOfMacStmt: Statement<[Record<string, unknown>], EventListRow>;
+  private readonly eventsOfAllStmt: Statement<[Record<string, unknown>], EventListRow>;
   private readonly sessionTotalsStmt: Statement<[{ start: string }], number[]>;
   private readonly existsStmt: Statement<[string]>;
   private readonly insertStmt: Statement<[Record<string, DbValue>]>;
@@ -140,18 +155,10 @@ export class SqliteCompatStore implements CompatStore {
   ): Promise<{ events: CompatEvent[]; next: EventCursor | undefined }> {
     return settled(() => {
       const params = { ...(cursor ?? topCursor), limit, ...(mac === undefined ? {} : { mac }) };
-      const rows = mac === undefined ? this.eventsOfAllStmt.all(params) : this.eventsOfMacStmt.all(params);
-      const last = rows[rows.length - 1];
-      return {
-        events: rows.map(({ rowid: _rowid, eve_PairEventRowid, ...row }) => ({
-          ...eventToJson(row),
-          eve_PairEventRowid,
-        })),
-        next:
-          last === undefined || rows.length < limit
-            ? undefined
-            : { time: last.eve_DateTime, type: last.eve_EventType, rowid: last.rowid },
-      };
+      return eventPage(
+        mac === undefined ? this.eventsOfAllStmt.all(params) : this.eventsOfMacStmt.all(params),
+        limit,
+      );
     });
   }
 
