@@ -20,6 +20,7 @@ import type {
 import type { DeviceChanges } from '../devices.js';
 import { newDeviceRow } from '../sqlite/rows.js';
 import type { PostgresPool } from './pool.js';
+import { refuseNul } from './text.js';
 import { groupPredicate } from './status-sql.js';
 
 const storedNames = new Set(storedFields.map((f) => f.name));
@@ -124,6 +125,7 @@ export class PostgresCompatStore implements CompatStore {
       for (const device of devices) {
         // A CSV import writes devName through the API: a name it gives is the user's.
         const changes = withNameSource(device.changes, 'user');
+        refuseNul(changes, device.mac);
         if (!known.has(device.mac)) {
           known.add(device.mac);
           const row = newDeviceRow(device.mac, {
