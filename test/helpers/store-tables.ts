@@ -28,6 +28,12 @@ export interface StoreTables {
   dump(): Promise<string>;
   /** The names of the store's tables, sorted. */
   tableNames(): Promise<string[]>;
+  /**
+   * After a write of this connection: `check` (the server's answers show it) holds. On SQLite at
+   * once (the server reads another connection's commit at its next read); on PostgreSQL once the
+   * server has heard of it (NOTIFY), within 5 s. Fails with `what` otherwise.
+   */
+  until(check: () => Promise<boolean>, what: string): Promise<void>;
   /** Writes `mac`'s history as the scanner would; for a device that exists, waits until it shows. */
   seedHistory(mac: string, seed: { events: SeedEvent[]; sessions: SeedSession[] }): Promise<void>;
   close(): Promise<void>;
@@ -90,6 +96,9 @@ class SqliteTables implements StoreTables {
       String(r.name),
     );
   }
+  async until(check: () => Promise<boolean>, what: string): Promise<void> {
+    assert.ok(await check(), what);
+  }
   seedHistory(mac: string, seed: { events: SeedEvent[]; sessions: SeedSession[] }): Promise<void> {
     this.db.transaction(() => {
       for (const [sql, params] of seedRows(mac, seed)) this.db.prepare(sql).run(...params);
@@ -140,6 +149,13 @@ class PostgresTables implements StoreTables {
       )
     ).map((r) => String(r.name));
   }
+  async until(check: () => Promise<boolean>, what: string): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      if (await check()) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    assert.fail(`never seen: ${what}`);
+  }
   async seedHistory(mac: string, seed: { events: SeedEvent[]; sessions: SeedSession[] }): Promise<void> {
     const path = `/device/${mac}?period=all`;
     const before = await this.server.request('GET', path);
@@ -149,13 +165,9 @@ class PostgresTables implements StoreTables {
     // The server hears of it through NOTIFY: wait until its view of the device counts every session.
     if (before.status === 404) return;
     const sessions = Number(before.json.devSessions) + seed.sessions.length;
-    for (let i = 0; i < 200; i++) {
-      const res = await this.server.request('GET', path);
-      if (res.json.devSessions === sessions) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    assert.fail(
-      `${path} never showed the ${String(seed.sessions.length)} sessions written (${String(sessions)} in all)`,
+    await this.until(
+      async () => (await this.server.request('GET', path)).json.devSessions === sessions,
+      `${path} counting the ${String(seed.sessions.length)} sessions written (${String(sessions)} in all)`,
     );
   }
   close(): Promise<void> {
