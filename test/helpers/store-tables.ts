@@ -164,10 +164,18 @@ class PostgresTables implements StoreTables {
     });
     // The server hears of it through NOTIFY: wait until its view of the device counts every session.
     if (before.status === 404) return;
-    const sessions = Number(before.json.devSessions) + seed.sessions.length;
+    // devEvents counts what is not a connection or a disconnection (DESIGN 4).
+    const counted = seed.events.filter((e) => e.type !== 'Connected' && e.type !== 'Disconnected').length;
+    const want = [
+      Number(before.json.devSessions) + seed.sessions.length,
+      Number(before.json.devEvents) + counted,
+    ];
     await this.until(
-      async () => (await this.server.request('GET', path)).json.devSessions === sessions,
-      `${path} counting the ${String(seed.sessions.length)} sessions written (${String(sessions)} in all)`,
+      async () => {
+        const now = (await this.server.request('GET', path)).json;
+        return now.devSessions === want[0] && now.devEvents === want[1];
+      },
+      `${path} counting the ${String(seed.sessions.length)} sessions and ${String(seed.events.length)} events written`,
     );
   }
   close(): Promise<void> {
