@@ -7,17 +7,22 @@
  *
  *   onEachStore('parent cycles', (store, start) => { before(async () => { server = await start(); }); ... });
  *
- * A case that reads the SQLite file itself (`dataDir`) cannot run on PostgreSQL: such files keep
- * InProcessServer.
+ * A case that reads or writes the tables itself (history seeded as the scanner writes it, "nothing
+ * changed" row by row) does it through store-tables.ts, on either store. What only SQLite has (its
+ * file, a restart on the same DATA_DIR, query plans) stays in a describe of its own.
  *
- * Where it stands (switch a file's PostgreSQL run on once the parts it needs are built there):
- * - on both stores now: test/devices/store-writes.test.ts (the device writes);
- * - on both, PostgreSQL off until GET /device (the device view) is built:
- *   test/devices/parent-cycle.test.ts;
- * - to move onto onEachStore once the PostgreSQL parts merge (HTTP only, no SQLite file read):
- *   test/devices/bulk.test.ts (bulkEdit, GET /device);
- * - first their SQLite file reads replaced by API reads: test/devices/routes.test.ts (dump()),
- *   list-routes.test.ts, macs.test.ts.
+ * Where it stands (keep this list current):
+ * - on both stores: test/devices/store-writes.test.ts (the device writes), parent-cycle.test.ts,
+ *   bulk.test.ts, routes.test.ts (all but the restart after kill -9), list-routes.test.ts,
+ *   macs.test.ts, name-sort.test.ts; test/compat/compat.test.ts (NetAlertX's endpoints and the
+ *   CSV round trip; CORS_ORIGINS refusals start a process, SQLite only);
+ * - GET /backup of a server on PostgreSQL, restored with `npm run restore`:
+ *   test/backup/postgres-http.test.ts (a PostgreSQL-only file: the SQLite round trip is
+ *   test/backup/restore.test.ts);
+ * - not moved yet (they touch storage; SQLite only for now): test/compat/newer.test.ts,
+ *   open-ports.test.ts (ports seeded through the SQLite watch store), test/devices/console-api.test.ts,
+ *   json-bounds.test.ts (a deep JSON written by the sqlite3 CLI), big-list.test.ts,
+ *   group-commit.test.ts, test/events.test.ts.
  */
 import { after, describe } from 'node:test';
 import type { ServerOptions } from '../../src/server.js';
