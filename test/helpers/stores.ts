@@ -12,17 +12,20 @@
  * file, a restart on the same DATA_DIR, query plans) stays in a describe of its own.
  *
  * Where it stands (keep this list current):
- * - on both stores: test/devices/store-writes.test.ts (the device writes), parent-cycle.test.ts,
+ * - on both stores through onEachStore: test/devices/store-writes.test.ts, parent-cycle.test.ts,
  *   bulk.test.ts, routes.test.ts (all but the restart after kill -9), list-routes.test.ts,
- *   macs.test.ts, name-sort.test.ts; test/compat/compat.test.ts (NetAlertX's endpoints and the
- *   CSV round trip; CORS_ORIGINS refusals start a process, SQLite only);
- * - GET /backup of a server on PostgreSQL, restored with `npm run restore`:
- *   test/backup/postgres-http.test.ts (a PostgreSQL-only file: the SQLite round trip is
- *   test/backup/restore.test.ts);
- * - not moved yet (they touch storage; SQLite only for now): test/compat/newer.test.ts,
- *   open-ports.test.ts (ports seeded through the SQLite watch store), test/devices/console-api.test.ts,
- *   json-bounds.test.ts (a deep JSON written by the sqlite3 CLI), big-list.test.ts,
- *   group-commit.test.ts, test/events.test.ts.
+ *   macs.test.ts, name-sort.test.ts, console-api.test.ts (not its SQLite query plans),
+ *   json-bounds.test.ts (its HTTP part); test/compat/compat.test.ts (NetAlertX's endpoints and the
+ *   CSV round trip; the CORS_ORIGINS refusals start a process, SQLite only), newer.test.ts (not
+ *   trigger-scan with scanning on), open-ports.test.ts; test/names/routes.test.ts;
+ *   test/alerts/routes.test.ts (the big outbox's page); test/live/metrics.test.ts (the device
+ *   gauges); test/http/inprocess.test.ts;
+ * - on both stores as real processes (their own loop over the stores): test/devices/big-list.test.ts
+ *   (bounded memory); test/backup/postgres-http.test.ts is GET /backup of a server on PostgreSQL,
+ *   restored with `npm run restore` (the SQLite round trip: test/backup/restore.test.ts);
+ * - SQLite only still (they touch storage): test/devices/group-commit.test.ts (SQLite's group
+ *   commit), test/live/stream.test.ts (the real scanner), the console's browser tests
+ *   (test/console/), test/http/fuzz.test.ts (run once by hand on PostgreSQL: no 5xx).
  */
 import { after, describe } from 'node:test';
 import type { ServerOptions } from '../../src/server.js';
