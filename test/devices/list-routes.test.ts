@@ -248,6 +248,9 @@ onEachStore('GET /devices', (_store, start) => {
       assert.deepEqual(await macs('site=Main%20office'), office);
       assert.deepEqual(await macs('site=Parents&sort=devName'), [parents]);
       assert.deepEqual(await macs('site=main%20office'), [], 'a site is matched exactly');
+      // A NUL (U+0000) matches no site: no 500 where PostgreSQL refuses it as a parameter.
+      assert.deepEqual(await macs('site=Main%20office%00'), []);
+      assert.deepEqual(await macs('site=Main%20office%00&q=a%00b'), []);
       assert.deepEqual(
         await macs('site='),
         all.filter((m) => !office.includes(m) && m !== parents),

@@ -17,3 +17,11 @@ export function refuseNul(columns: Readonly<Record<string, unknown>>, mac?: stri
       );
   }
 }
+
+/**
+ * Whether a value a read compares with holds U+0000: PostgreSQL refuses it as a parameter, and no
+ * text it stores holds one, so such a filter matches nothing (the caller writes FALSE instead).
+ */
+export function holdsNul(value: string): boolean {
+  return value.includes('\u0000');
+}
