@@ -3,6 +3,10 @@
  * database into $DATA_DIR/netkeep.db. Each row it skips and each value it refuses is printed as it
  * is met (stdout), progress goes to stderr, and a summary ends the run. Exit 0 when the import ran
  * (skipped rows included), 2 for bad arguments or an unreadable source, 1 for anything else.
+ *
+ * It writes a SQLite store only: with DATABASE_URL set (the servers run on PostgreSQL) it refuses,
+ * exit 2, before it reads anything, rather than fill a DATA_DIR file no server reads. The way there
+ * is an import into SQLite, then `npm run migrate-store` (docs/postgresql.md).
  */
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../config.js';
@@ -79,6 +83,14 @@ export function main(argv: readonly string[]): number {
   }
   try {
     const config = loadConfig();
+    if (config.DATABASE_URL !== '') {
+      process.stderr.write(
+        'netkeep import: DATABASE_URL is set, but the import writes only a SQLite store (DATA_DIR), ' +
+          'not PostgreSQL. Run it without DATABASE_URL into a SQLite DATA_DIR, then copy that store ' +
+          "into PostgreSQL with 'npm run migrate-store -- <url>' (docs/postgresql.md).\n",
+      );
+      return 2;
+    }
     const target = join(config.DATA_DIR, 'netkeep.db');
     const report = importDatabase({
       source: args.path,

@@ -3,21 +3,19 @@
  * GET /notifications (shape, status filter, paging, bad input), POST /notifications/test (409
  * without channels, per-channel results with a failing receiver, never a 500), OpenAPI, the token,
  * configuration errors (exit 2 naming the variable, never echoing a password), and devSkipRepeated
- * as hours through the device API.
+ * as hours through the device API. The big outbox's page on both stores (test/helpers/stores.ts).
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Outbox } from '../../src/alerts/outbox.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { openDatabase } from '../../src/db/connection.js';
-import { sqliteStore } from '../../src/store/sqlite/store.js';
+import { openStore } from '../../src/store/index.js';
 import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
-import { ScanStore } from '../helpers/scan-store.js';
-import { InProcessServer } from '../helpers/inject.js';
+import type { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { notAuthorizedBody, runServerToExit, TestServer } from '../helpers/server.js';
+import { onEachStore } from '../helpers/stores.js';
 
 describe('notification endpoints', () => {
   let plain: TestServer;
@@ -204,17 +202,15 @@ describe('alert configuration errors stop the server with exit 2, naming the var
   });
 });
 
-describe('GET /notifications with a big outbox (in process)', () => {
+onEachStore('GET /notifications with a big outbox (in process)', (_store, start) => {
   let server: InProcessServer;
   before(async () => {
-    server = await InProcessServer.start();
+    server = await start();
     // A scan cycle that finds 20,000 new devices, recorded for two channels through a second
-    // connection to the server's database (as the scanner would): two rows sharing one payload.
-    const db = openDatabase(join(server.dataDir, 'netkeep.db'));
+    // connection to the server's store (as the scanner would): two rows sharing one payload.
+    const store = await openStore({ DATA_DIR: server.dataDir, DATABASE_URL: server.databaseUrl });
     try {
-      const sqlite = sqliteStore(db);
-      const store = new ScanStore(sqlite.core, sqlite);
-      const outbox = new Outbox(sqlite.outbox, {
+      const outbox = new Outbox(store.outbox, {
         channels: ['webhook', 'ntfy'],
         enabledTypes: new Set(loadConfig({}, '/nonexistent').NOTIFY_EVENTS),
       });
@@ -228,10 +224,11 @@ describe('GET /notifications with a big outbox (in process)', () => {
         });
       }
       const now = new Date('2025-03-01T12:00:00Z');
-      const plan = planCycle({ known: store.loadState(), observations, missesBeforeAbsent: 1, now });
-      store.apply(plan, { notify: outbox.request(plan.events, now) });
+      const known = await store.presence.loadPresence();
+      const plan = planCycle({ known, observations, missesBeforeAbsent: 1, now });
+      await store.presence.applyPresence(plan, { notify: outbox.request(plan.events, now) });
     } finally {
-      db.close();
+      await store.close();
     }
   });
   after(async () => {

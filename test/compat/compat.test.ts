@@ -2,15 +2,16 @@
  * NetAlertX's endpoints against seeded devices and history, over real HTTP against the real
  * server: shapes and conditions of /devices/by-status, the CSV/JSON export and the CSV import
  * (round trip, upsert never wipes, hostile input), /events?mac=, /sessions/totals, CORS and the
- * endpoints that are deliberately absent.
+ * endpoints that are deliberately absent. The endpoints and the CSV round trip on both stores
+ * (test/helpers/stores.ts), the history seeded from another connection as the scanner writes it.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { storedFields } from '../../src/devices/catalogue.js';
-import { InProcessServer } from '../helpers/inject.js';
+import type { InProcessServer } from '../helpers/inject.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
+import { openTables } from '../helpers/store-tables.js';
+import { onEachStore } from '../helpers/stores.js';
 
 type Json = Record<string, unknown>;
 
@@ -23,7 +24,7 @@ const macs = {
   offline: 'aa:00:00:00:00:06',
 } as const;
 
-async function seed(server: TestServer): Promise<void> {
+async function seed(server: InProcessServer): Promise<void> {
   const devices: Record<string, Json> = {
     [macs.online]: { devName: 'Router', devPresentLastScan: 1, devIsNew: 0 },
     [macs.favourite]: { devName: 'Phone', devFavorite: 1, devIsNew: 0, devPresentLastScan: 1 },
@@ -36,40 +37,56 @@ async function seed(server: TestServer): Promise<void> {
     const res = await server.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
     assert.equal(res.status, 200, res.text);
   }
-  const db = new Database(join(server.dataDir, 'netkeep.db'));
+  const db = await openTables(server);
   const now = Date.now();
   const at = (hoursAgo: number) =>
     new Date(now - hoursAgo * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
-  const event = db.prepare(
-    'INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo, eve_PendingAlertEmail) VALUES (?, ?, ?, ?, ?, 0)',
-  );
-  const session = db.prepare(
-    `INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection, ses_EventTypeDisconnection,
-       ses_DateTimeDisconnection, ses_StillConnected, ses_AdditionalInfo) VALUES (?, '10.0.0.1', ?, ?, ?, ?, ?, '')`,
-  );
-  db.transaction(() => {
-    event.run(macs.online, '10.0.0.1', at(1), 'Connected', '');
-    event.run(macs.online, '10.0.0.1', at(2), 'New Device', '');
-    event.run(macs.online, '10.0.0.2', at(3), 'IP Changed', '10.0.0.1');
-    event.run(macs.down, '10.0.0.4', at(5), 'Device Down', '');
-    event.run(macs.down, '10.0.0.4', at(24 * 30), 'Device Down', ''); // outside 7 days
-    event.run(macs.fresh, '10.0.0.3', at(6), 'VOIDED - Connected', '');
-    session.run(macs.online, 'Connected', at(1), '', null, 1); // open
-    session.run(macs.online, 'Connected', at(30), 'Disconnected', at(29), 0);
-    session.run(macs.down, '<missing event>', null, 'Disconnected', at(4), 0); // missing connection
-    session.run(macs.fresh, 'Connected', at(10), '', null, 0); // missing disconnection
-    session.run(macs.down, 'Connected', at(24 * 40), 'Disconnected', at(24 * 39), 0); // outside 7 days
-  })();
-  db.close();
+  const event = (...values: unknown[]) =>
+    db.run(
+      'INSERT INTO "Events" ("eve_MAC", "eve_IP", "eve_DateTime", "eve_EventType", "eve_AdditionalInfo", "eve_PendingAlertEmail") VALUES (?, ?, ?, ?, ?, 0)',
+      values,
+    );
+  const session = (...values: unknown[]) =>
+    db.run(
+      `INSERT INTO "Sessions" ("ses_MAC", "ses_IP", "ses_EventTypeConnection", "ses_DateTimeConnection", "ses_EventTypeDisconnection",
+         "ses_DateTimeDisconnection", "ses_StillConnected", "ses_AdditionalInfo") VALUES (?, '10.0.0.1', ?, ?, ?, ?, ?, '')`,
+      values,
+    );
+  try {
+    await event(macs.online, '10.0.0.1', at(1), 'Connected', '');
+    await event(macs.online, '10.0.0.1', at(2), 'New Device', '');
+    await event(macs.online, '10.0.0.2', at(3), 'IP Changed', '10.0.0.1');
+    await event(macs.down, '10.0.0.4', at(5), 'Device Down', '');
+    await event(macs.down, '10.0.0.4', at(24 * 30), 'Device Down', ''); // outside 7 days
+    await event(macs.fresh, '10.0.0.3', at(6), 'VOIDED - Connected', '');
+    await session(macs.online, 'Connected', at(1), '', null, 1); // open
+    await session(macs.online, 'Connected', at(30), 'Disconnected', at(29), 0);
+    await session(macs.down, '<missing event>', null, 'Disconnected', at(4), 0); // missing connection
+    await session(macs.fresh, 'Connected', at(10), '', null, 0); // missing disconnection
+    await session(macs.down, 'Connected', at(24 * 40), 'Disconnected', at(24 * 39), 0); // outside 7 days
+    // Seen by the server (at once on SQLite; through NOTIFY on PostgreSQL): every session counted.
+    for (const [mac, sessions] of [
+      [macs.online, 2],
+      [macs.down, 2],
+      [macs.fresh, 1],
+    ] as const)
+      await db.until(
+        async () => (await server.request('GET', `/device/${mac}?period=all`)).json.devSessions === sessions,
+        `the history of ${mac}`,
+      );
+  } finally {
+    await db.close();
+  }
 }
 
-describe('NetAlertX endpoints', () => {
-  let server: TestServer;
+onEachStore('NetAlertX endpoints', (_store, start) => {
+  let server: InProcessServer;
 
   before(async () => {
-    server = await TestServer.start({
-      // IMPORT_BODY_LIMIT small here, to reach it cheaply (the 64 MiB default: import-big.test.ts).
-      env: { CORS_ORIGINS: 'http://homer.lan:8080,https://dash.example', IMPORT_BODY_LIMIT: '100000' },
+    // IMPORT_BODY_LIMIT small here, to reach it cheaply (the 64 MiB default: import-big.test.ts).
+    server = await start({
+      CORS_ORIGINS: 'http://homer.lan:8080,https://dash.example',
+      IMPORT_BODY_LIMIT: '100000',
     });
     await seed(server);
   });
@@ -383,10 +400,10 @@ describe('CORS off by default', () => {
   });
 });
 
-describe('CSV export and import: the formula guard round-trips', () => {
+onEachStore('CSV export and import: the formula guard round-trips', (store, start) => {
   let server: InProcessServer;
   before(async () => {
-    server = await InProcessServer.start();
+    server = await start();
   });
   after(async () => {
     await server.stop();
@@ -423,6 +440,29 @@ describe('CSV export and import: the formula guard round-trips', () => {
     for (const [i, devName] of names.entries()) {
       const device = await server.request('GET', `/device/${mac(i)}`);
       assert.equal(device.json.devName, devName, JSON.stringify(devName));
+    }
+  });
+
+  test('a NUL character (U+0000) in a cell: kept on SQLite; on PostgreSQL a 400 and nothing changes', async () => {
+    const mac = 'ab:00:00:00:01:00';
+    const created = await server.request('POST', `/device/${mac}`, {
+      body: { createNew: true, devName: 'before' },
+    });
+    assert.equal(created.status, 200, created.text);
+    const exported = (await server.request('GET', '/devices/export')).text;
+    assert.ok(exported.includes('"before"'));
+    const content = Buffer.from(exported.replace('"before"', '"a\u0000b"')).toString('base64');
+    const res = await server.request('POST', '/devices/import', { body: { content } });
+    const device = (await server.request('GET', `/device/${mac}`)).json;
+    if (store === 'SQLite') {
+      assert.equal(res.status, 200, res.text);
+      assert.equal(device.devName, 'a\u0000b');
+    } else {
+      // PostgreSQL's text cannot hold it (docs/postgresql.md): the whole import is refused.
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.json.code, 'NUL_CHARACTER');
+      assert.match(String(res.json.message), new RegExp(`'devName' of ${mac} holds the NUL character`));
+      assert.equal(device.devName, 'before');
     }
   });
 });

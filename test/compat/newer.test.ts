@@ -2,7 +2,8 @@
  * NetAlertX's 2026 endpoints (DESIGN 17) in process against seeded devices and events: each answer
  * against NetAlertX's shape, the set-alias write as the REST API then shows it, trigger-scan, the
  * host's interfaces, and the Glance widget's query_json.php, which serves the device table from the
- * store and never opens a file for any `file` value. Hostile search input gets a clear 4xx.
+ * store and never opens a file for any `file` value. Hostile search input gets a clear 4xx. The
+ * endpoints on both stores (test/helpers/stores.ts); trigger-scan with scanning on, SQLite only.
  */
 import assert from 'node:assert/strict';
 import fs, { mkdtempSync, rmSync } from 'node:fs';
@@ -10,9 +11,10 @@ import { syncBuiltinESMExports } from 'node:module';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { fakeArpScanEnv, fakeArpScanMac, writeFakeArpScan } from '../helpers/fake-arp-scan.js';
 import { InProcessServer } from '../helpers/inject.js';
+import { openTables } from '../helpers/store-tables.js';
+import { onEachStore } from '../helpers/stores.js';
 import { settledCycle } from '../scanner/helpers.js';
 
 type Json = Record<string, unknown>;
@@ -41,29 +43,45 @@ async function seed(app: InProcessServer): Promise<void> {
     const res = await app.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
     assert.equal(res.status, 200, res.text);
   }
-  const db = new Database(join(app.dataDir, 'netkeep.db'));
+  const db = await openTables(app);
   const at = (hoursAgo: number) =>
     new Date(Date.now() - hoursAgo * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
-  const event = db.prepare(
-    "INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType, eve_AdditionalInfo, eve_PendingAlertEmail) VALUES (?, ?, ?, ?, '', 0)",
-  );
-  db.transaction(() => {
+  const event = (mac: string, ip: string, time: string, type: string) =>
+    db.run(
+      `INSERT INTO "Events" ("eve_MAC", "eve_IP", "eve_DateTime", "eve_EventType", "eve_AdditionalInfo", "eve_PendingAlertEmail") VALUES (?, ?, ?, ?, '', 0)`,
+      [mac, ip, time, type],
+    );
+  try {
     // Devices first seen at different times: the camera is the latest.
-    db.prepare('UPDATE Devices SET devFirstConnection = ? WHERE devMac = ?').run(at(48), macs.router);
-    db.prepare('UPDATE Devices SET devFirstConnection = ? WHERE devMac = ?').run(at(30), macs.phone);
-    db.prepare('UPDATE Devices SET devFirstConnection = ? WHERE devMac = ?').run(at(2), macs.camera);
-    db.prepare('UPDATE Devices SET devFirstConnection = ? WHERE devMac = ?').run(at(500), macs.old);
-    for (let i = 0; i < 12; i++) event.run(macs.phone, '10.0.0.50', at(1 + i), 'Connected');
-    event.run(macs.camera, '10.0.0.77', at(2.5), 'New Device');
-    event.run(macs.camera, '10.0.0.77', at(30), 'Device Down'); // older than 24 h
-  })();
-  db.close();
+    const firstSeen: [string, string][] = [
+      [macs.router, at(48)],
+      [macs.phone, at(30)],
+      [macs.camera, at(2)],
+      [macs.old, at(500)],
+    ];
+    for (const [mac, time] of firstSeen)
+      await db.run('UPDATE "Devices" SET "devFirstConnection" = ? WHERE "devMac" = ?', [time, mac]);
+    for (let i = 0; i < 12; i++) await event(macs.phone, '10.0.0.50', at(1 + i), 'Connected');
+    await event(macs.camera, '10.0.0.77', at(2.5), 'New Device');
+    await event(macs.camera, '10.0.0.77', at(30), 'Device Down'); // older than 24 h
+    // Seen by the server (at once on SQLite; through NOTIFY on PostgreSQL).
+    await db.until(async () => {
+      const camera = (await app.request('GET', `/device/${macs.camera}?period=all`)).json;
+      const views = await Promise.all(firstSeen.map(([mac]) => app.request('GET', `/device/${mac}`)));
+      return (
+        camera.devEvents === 2 &&
+        views.every((v, i) => v.json.devFirstConnection === `${(firstSeen[i]?.[1] ?? '').replace(' ', 'T')}Z`)
+      );
+    }, 'the seeded first connections and events');
+  } finally {
+    await db.close();
+  }
 }
 
-describe('NetAlertX 2026 endpoints', () => {
+onEachStore('NetAlertX 2026 endpoints', (_store, start) => {
   let app: InProcessServer;
   before(async () => {
-    app = await InProcessServer.start();
+    app = await start();
     await seed(app);
   });
   after(async () => {
@@ -108,14 +126,17 @@ describe('NetAlertX 2026 endpoints', () => {
     const listed = await app.request('GET', '/devices?q=camera');
     const searched = await app.request('POST', '/devices/search', { body: { query: 'camera' } });
     assert.deepEqual(searched.json.devices, listed.json.devices);
-    const db = new Database(join(app.dataDir, 'netkeep.db'));
+    const db = await openTables(app);
     try {
-      db.prepare('UPDATE Devices SET devName = ? WHERE devMac = ?').run('Camera', macs.camera);
-      db.prepare('UPDATE Devices SET devName = ? WHERE devMac = ?').run('Garage camera', macs.phone);
+      await db.run('UPDATE "Devices" SET "devName" = ? WHERE "devMac" = ?', ['Camera', macs.camera]);
+      await db.run('UPDATE "Devices" SET "devName" = ? WHERE "devMac" = ?', ['Garage camera', macs.phone]);
+      await db.until(
+        async () => JSON.stringify(await names('camera')) === JSON.stringify(['Garage camera', 'Camera']),
+        'the names written by another connection, in the kept answer',
+      );
     } finally {
-      db.close();
+      await db.close();
     }
-    assert.deepEqual(await names('camera'), ['Garage camera', 'Camera']);
     const back = await app.request('POST', `/device/${macs.phone}`, { body: { devName: 'Phone' } });
     assert.equal(back.status, 200, back.text);
     assert.deepEqual(await names('camera'), ['Camera']);

@@ -3,16 +3,17 @@
  * (seeded through the watch store, as the port watch writes them) for a device named by any MAC
  * form, its IPv4 address or its IPv6 address; the same ports as GET /device/<mac>/ports. Unknown
  * targets and targets without stored ports are NetAlertX's 404; hostile values (option-like text,
- * shell text, huge strings, wrong JSON types) are 400s that change nothing.
+ * shell text, huge strings, wrong JSON types) are 400s that change nothing. On both stores
+ * (test/helpers/stores.ts).
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import { sqliteStore } from '../../src/store/sqlite/store.js';
+import { after, before, test } from 'node:test';
+import { openStore } from '../../src/store/index.js';
 import type { OpenPort } from '../../src/store/watch.js';
 import { ipOrMacPattern } from '../../src/validation.js';
-import { InProcessServer } from '../helpers/inject.js';
+import type { InProcessServer } from '../helpers/inject.js';
+import { openTables } from '../helpers/store-tables.js';
+import { onEachStore } from '../helpers/stores.js';
 
 type Json = Record<string, unknown>;
 
@@ -32,20 +33,20 @@ const port = (n: number, service: string, product = ''): OpenPort => ({
   version: '',
 });
 
-describe('POST /device/open_ports', () => {
+onEachStore('POST /device/open_ports', (_store, start) => {
   let app: InProcessServer;
   const open = (body: unknown) => app.request('POST', '/device/open_ports', { body });
-  const storedRows = (): number => {
-    const db = new Database(join(app.dataDir, 'netkeep.db'), { readonly: true });
+  const storedRows = async (): Promise<unknown> => {
+    const db = await openTables(app);
     try {
-      return (db.prepare('SELECT COUNT(*) AS n FROM DevicePorts').get() as { n: number }).n;
+      return await db.value('SELECT COUNT(*) FROM "DevicePorts"');
     } finally {
-      db.close();
+      await db.close();
     }
   };
 
   before(async () => {
-    app = await InProcessServer.start();
+    app = await start();
     const devices: Record<string, Json> = {
       // The stale device first: the first row with the address is not the answer.
       [macs.stale]: { devName: 'Old box', devLastIP: '10.0.0.1', devPresentLastScan: 0 },
@@ -57,13 +58,14 @@ describe('POST /device/open_ports', () => {
       const res = await app.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
       assert.equal(res.status, 200, res.text);
     }
-    const db = new Database(join(app.dataDir, 'netkeep.db'));
+    // Another connection to the same store, as the scanner and the port watch write.
+    const db = await openTables(app);
+    const store = await openStore({ DATA_DIR: app.dataDir, DATABASE_URL: app.databaseUrl });
     try {
       // devPrimaryIPv6 is the scanner's (not editable): set as the scanner stores it, RFC 5952 text.
-      db.prepare('UPDATE Devices SET devPrimaryIPv6 = ? WHERE devMac = ?').run('fd00::1', macs.router);
-      const store = sqliteStore(db).watch;
+      await db.run('UPDATE "Devices" SET "devPrimaryIPv6" = ? WHERE "devMac" = ?', ['fd00::1', macs.router]);
       const at = new Date('2026-11-20T08:00:00Z');
-      await store.recordPortScans(
+      await store.watch.recordPortScans(
         [
           { mac: macs.router, ports: [port(22, 'ssh', 'OpenSSH'), port(80, 'http')] },
           { mac: macs.stale, ports: [port(23, 'telnet')] },
@@ -72,8 +74,14 @@ describe('POST /device/open_ports', () => {
         at,
         () => ({ events: [] }),
       );
+      // Seen by the server (at once on SQLite; through NOTIFY on PostgreSQL).
+      await db.until(
+        async () => (await open({ target: 'fd00::1' })).status === 200,
+        'the stored ports and the IPv6 address',
+      );
     } finally {
-      db.close();
+      await store.close();
+      await db.close();
     }
   });
   after(async () => {
@@ -125,7 +133,7 @@ describe('POST /device/open_ports', () => {
   });
 
   test('hostile or malformed targets are 400s that change nothing', async () => {
-    const before = storedRows();
+    const before = await storedRows();
     const invalidTarget: unknown[] = [
       '--script=http-title',
       '-oX /tmp/owned',
@@ -182,7 +190,7 @@ describe('POST /device/open_ports', () => {
     }
     // A body of megabytes is refused before it is parsed (BODY_LIMIT).
     assert.equal((await open({ target: 'a'.repeat(2 * 1024 * 1024) })).status, 413);
-    assert.equal(storedRows(), before);
+    assert.equal(await storedRows(), before);
   });
 
   test("in the OpenAPI document, with the validator's pattern (so the MCP tool has it)", async () => {

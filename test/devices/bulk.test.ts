@@ -1,18 +1,19 @@
 /**
  * POST /devices/bulk: the same fields on many devices, or their deletion, in one write; a stale
  * selection (devices deleted meanwhile) reports which MACs failed and changes the rest; bad values
- * are the single edit's 400s and change nothing.
+ * are the single edit's 400s and change nothing. On both stores (test/helpers/stores.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { InProcessServer } from '../helpers/inject.js';
+import { after, before, test } from 'node:test';
+import type { InProcessServer } from '../helpers/inject.js';
+import { onEachStore } from '../helpers/stores.js';
 
 const mac = (n: number) => `02:bb:00:00:00:${n.toString(16).padStart(2, '0')}`;
 
-describe('POST /devices/bulk', () => {
+onEachStore('POST /devices/bulk', (_store, start) => {
   let server: InProcessServer;
   before(async () => {
-    server = await InProcessServer.start();
+    server = await start();
     for (let n = 1; n <= 8; n++) {
       const res = await server.request('POST', `/device/${mac(n)}`, {
         body: { createNew: true, devName: `host${String(n)}`, devGroup: 'Old' },

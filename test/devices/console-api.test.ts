@@ -1,7 +1,8 @@
 /**
  * The API the console needs, over real HTTP against the real server: search (`q`), sort and the
  * counter groups on GET /devices, GET /devices/totals and /totals/named, and the event log across
- * devices (GET /history/events). Plus their query plans on a real database file.
+ * devices (GET /history/events), on both stores (test/helpers/stores.ts). Plus their query plans on
+ * a real SQLite database file.
  */
 import { eventTypes } from '../../src/devices/history.js';
 import assert from 'node:assert/strict';
@@ -16,7 +17,10 @@ import { containsPattern } from '../../src/store/sqlite/list-sql.js';
 import { deviceListStatements } from '../../src/store/sqlite/device-sql.js';
 import { deviceGroups } from '../../src/devices/status.js';
 import { deviceGroupSql, deviceTotalsSql } from '../../src/store/sqlite/status-sql.js';
-import { TestServer } from '../helpers/server.js';
+import type { InProcessServer } from '../helpers/inject.js';
+import type { HttpClient } from '../helpers/server.js';
+import { openTables } from '../helpers/store-tables.js';
+import { onEachStore } from '../helpers/stores.js';
 
 type Json = Record<string, unknown>;
 
@@ -78,21 +82,21 @@ const devices: [string, Json][] = [
   ],
 ];
 
-async function getJson(server: TestServer, path: string): Promise<Json> {
+async function getJson(server: HttpClient, path: string): Promise<Json> {
   const res = await server.request('GET', path);
   assert.equal(res.status, 200, `${path}: ${res.text}`);
   return res.json;
 }
 
-async function macs(server: TestServer, query: string): Promise<string[]> {
+async function macs(server: HttpClient, query: string): Promise<string[]> {
   const body = await getJson(server, `/devices?${query}`);
   return (body.devices as Json[]).map((d) => String(d.devMac));
 }
 
-describe('GET /devices search, sort and groups; totals', () => {
-  let server: TestServer;
+onEachStore('GET /devices search, sort and groups; totals', (_store, start) => {
+  let server: InProcessServer;
   before(async () => {
-    server = await TestServer.start();
+    server = await start();
     for (const [mac, fields] of devices) {
       const res = await server.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
       assert.equal(res.status, 200, res.text);
@@ -194,8 +198,8 @@ describe('GET /devices search, sort and groups; totals', () => {
   });
 });
 
-describe('GET /history/events', () => {
-  let server: TestServer;
+onEachStore('GET /history/events', (_store, start) => {
+  let server: InProcessServer;
   const rows: [string, string, string][] = [
     ['02:bb:00:00:00:01', '2026-01-01 10:00:00', 'New Device'],
     ['02:bb:00:00:00:01', '2026-01-02 10:00:00', 'Connected'],
@@ -205,19 +209,27 @@ describe('GET /history/events', () => {
     ['02:bb:00:00:00:01', '2026-01-05 10:00:00', 'IP Changed'],
   ];
   before(async () => {
-    server = await TestServer.start();
+    server = await start();
     for (const mac of ['02:bb:00:00:00:01', '02:bb:00:00:00:02']) {
       const res = await server.request('POST', `/device/${mac}`, {
         body: { createNew: true, devName: `dev ${mac.slice(-1)}` },
       });
       assert.equal(res.status, 200);
     }
-    const db = new Database(join(server.dataDir, 'netkeep.db'));
-    const insert = db.prepare(
-      'INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, ?, ?, ?)',
-    );
-    for (const [mac, time, type] of rows) insert.run(mac, '10.0.0.1', time, type);
-    db.close();
+    const db = await openTables(server);
+    try {
+      for (const [mac, time, type] of rows)
+        await db.run(
+          'INSERT INTO "Events" ("eve_MAC", "eve_IP", "eve_DateTime", "eve_EventType") VALUES (?, ?, ?, ?)',
+          [mac, '10.0.0.1', time, type],
+        );
+      await db.until(
+        async () => (await server.request('GET', '/history/events')).json.total === rows.length,
+        'the events written',
+      );
+    } finally {
+      await db.close();
+    }
   });
   after(async () => {
     await server.stop();

@@ -1,7 +1,8 @@
 /**
  * Stored JSON (devCustomProps) is bounded in depth and size at write time, with a 400 naming the
- * field and the bound; and a value already stored deeper (written by another program, here the
- * sqlite3 CLI) never makes a read fail. Before, a devCustomProps nested 4,109 levels deep was
+ * field and the bound; and a value already stored deeper (written by another program: the sqlite3
+ * CLI, or another connection to PostgreSQL) never makes a read fail. Over HTTP on both stores
+ * (test/helpers/stores.ts). Before, a devCustomProps nested 4,109 levels deep was
  * accepted and every later read of the device answered 500 (stack overflow in JSON.stringify).
  */
 import assert from 'node:assert/strict';
@@ -9,7 +10,9 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { maxJsonChars, maxJsonDepth, parseStoredJson, textDepth, valueDepth } from '../../src/json-bounds.js';
-import { TestServer } from '../helpers/server.js';
+import type { InProcessServer } from '../helpers/inject.js';
+import { openTables } from '../helpers/store-tables.js';
+import { onEachStore } from '../helpers/stores.js';
 
 /** JSON text of devCustomProps nested `levels` deep: [{"a":[{"a":[...]}]}]. */
 function nested(levels: number): string {
@@ -42,11 +45,11 @@ describe('JSON depth and size bounds (unit)', () => {
   });
 });
 
-describe('devCustomProps bounds over HTTP', () => {
-  let server: TestServer;
+onEachStore('devCustomProps bounds over HTTP', (store, start) => {
+  let server: InProcessServer;
   const mac = '02:de:ee:00:00:01';
   before(async () => {
-    server = await TestServer.start();
+    server = await start();
     const res = await server.request('POST', `/device/${mac}`, { body: { createNew: true } });
     assert.equal(res.status, 200, res.text);
   });
@@ -104,10 +107,22 @@ describe('devCustomProps bounds over HTTP', () => {
 
   test('a value stored 4,109 levels deep by another program reads as 200 everywhere', async () => {
     const deep = nested(4109);
-    execFileSync('sqlite3', [
-      join(server.dataDir, 'netkeep.db'),
-      `UPDATE Devices SET devCustomProps = '${deep}' WHERE devMac = '${mac}'`,
-    ]);
+    const db = await openTables(server);
+    try {
+      if (store === 'SQLite')
+        execFileSync('sqlite3', [
+          join(server.dataDir, 'netkeep.db'),
+          `UPDATE Devices SET devCustomProps = '${deep}' WHERE devMac = '${mac}'`,
+        ]);
+      else await db.run('UPDATE "Devices" SET "devCustomProps" = ? WHERE "devMac" = ?', [deep, mac]);
+      // Seen by the server (at once on SQLite; through NOTIFY on PostgreSQL).
+      await db.until(async () => {
+        const res = await server.request('GET', `/device/${mac}`);
+        return JSON.stringify(res.json.devCustomProps) === JSON.stringify([{ unreadable: deep }]);
+      }, 'the value written by another program');
+    } finally {
+      await db.close();
+    }
     for (const path of [`/device/${mac}`, `/device/${mac}?period=1%20day`, '/devices', '/devices?limit=10']) {
       const res = await server.request('GET', path);
       assert.equal(res.status, 200, `${path}: ${res.text.slice(0, 200)}`);

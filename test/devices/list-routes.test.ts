@@ -1,26 +1,23 @@
 /**
- * GET /devices, GET /device/<mac>/events and GET /device/<mac>/sessions over real HTTP against the
- * real server and a real SQLite file, plus the ScanState clean-up of delete, events/delete and copy.
- * History is seeded straight into the tables (their shape is fixed by DESIGN 4).
+ * GET /devices, GET /device/<mac>/events and GET /device/<mac>/sessions against the real server on
+ * each store (test/helpers/stores.ts), plus the ScanState clean-up of delete, events/delete and copy.
+ * History and scanner memory are written straight into the tables from another connection, as the
+ * scanner would (their shape is fixed by DESIGN 4; test/helpers/store-tables.ts).
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { after, before, test } from 'node:test';
 import { mapFieldNames, storedFields } from '../../src/devices/catalogue.js';
-import { InProcessServer } from '../helpers/inject.js';
+import type { InProcessServer } from '../helpers/inject.js';
+import { openTables, type StoreTables } from '../helpers/store-tables.js';
+import { onEachStore } from '../helpers/stores.js';
 import { notAuthorizedBody, type HttpClient } from '../helpers/server.js';
-import { dump, expectedStats, history, periodDays, seedHistory, type PeriodName } from './history.js';
+import { expectedStats, history, periodDays, type PeriodName } from './history.js';
 
-type Db = Database.Database;
+type Db = StoreTables;
 type Json = Record<string, unknown>;
 
 const hour = 3_600_000;
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
-
-function openDb(server: HttpClient): Db {
-  return new Database(join(server.dataDir, 'netkeep.db'));
-}
 
 async function create(server: HttpClient, mac: string, fields: Json = {}): Promise<void> {
   const res = await server.request('POST', `/device/${mac}`, { body: { createNew: true, ...fields } });
@@ -49,13 +46,14 @@ async function assertRejected(
   pattern?: RegExp,
   token?: string | null,
 ): Promise<void> {
-  const before = dump(db) + JSON.stringify(db.prepare('SELECT * FROM ScanState ORDER BY mac').all());
+  const state = async () =>
+    (await db.dump()) + JSON.stringify(await db.all('SELECT * FROM "ScanState" ORDER BY "mac"'));
+  const before = await state();
   const res = await server.request('GET', path, { token });
   assert.equal(res.status, status, `${path}: ${res.text}`);
   assert.equal(res.json.success, false);
   if (pattern) assert.match(String(res.json.message), pattern, path);
-  const afterState = dump(db) + JSON.stringify(db.prepare('SELECT * FROM ScanState ORDER BY mac').all());
-  assert.equal(afterState, before, `${path}: the database is unchanged`);
+  assert.equal(await state(), before, `${path}: the database is unchanged`);
 }
 
 /** Hostile or malformed paging values: every one is a 400. */
@@ -78,14 +76,14 @@ const badPaging = [
   `offset=${encodeURIComponent('0 OR 1=1')}`,
 ];
 
-describe('GET /devices', () => {
+onEachStore('GET /devices', (_store, start) => {
   let server: InProcessServer;
   let db: Db;
   // 13 devices over the four flag combinations, created in an order that is not MAC order.
   const devices: { mac: string; present: number; down: number; status: string }[] = [];
   before(async () => {
-    server = await InProcessServer.start();
-    db = openDb(server);
+    server = await start();
+    db = await openTables(server);
     for (let i = 0; i < 13; i++) {
       const n = (i * 7) % 13; // a permutation of 0..12
       const mac = `02:de:00:00:00:${n.toString(16).padStart(2, '0')}`;
@@ -97,7 +95,7 @@ describe('GET /devices', () => {
     }
   });
   after(async () => {
-    db.close();
+    await db.close();
     await server.stop();
   });
   const sortedMacs = (status?: string): string[] =>
@@ -181,20 +179,27 @@ describe('GET /devices', () => {
         (await server.request('POST', `/device/${mac}`, { body: { devCanSleep: 1 } })).status,
         200,
       );
-    const state = db.prepare(
-      'INSERT INTO ScanState (mac, misses, lastAbsence, flapping) VALUES (?, ?, NULL, ?)',
-    );
-    state.run(sleeper, 2, 0);
-    state.run(awakeMissed, 1, 0);
-    state.run(absentSleeper, 3, 0);
-    state.run(flapper, 0, 1);
+    for (const [mac, misses, flapping] of [
+      [sleeper, 2, 0],
+      [awakeMissed, 1, 0],
+      [absentSleeper, 3, 0],
+      [flapper, 0, 1],
+    ] as const)
+      await db.run(
+        'INSERT INTO "ScanState" ("mac", "misses", "lastAbsence", "flapping") VALUES (?, ?, NULL, ?)',
+        [mac, misses, flapping],
+      );
+    const macs = async (query: string): Promise<unknown[]> => {
+      const body = await getOk(server, `/devices?${query}`);
+      const items = list(body, 'devices');
+      assert.equal(body.total, items.length, query);
+      return items.map((d) => d.devMac);
+    };
     try {
-      const macs = async (query: string): Promise<unknown[]> => {
-        const body = await getOk(server, `/devices?${query}`);
-        const items = list(body, 'devices');
-        assert.equal(body.total, items.length, query);
-        return items.map((d) => d.devMac);
-      };
+      await db.until(
+        async () => JSON.stringify(await macs('flapping=1')) === JSON.stringify([flapper]),
+        'the scanner memory written',
+      );
       assert.deepEqual(await macs('sleeping=1'), [sleeper]);
       assert.deepEqual(await macs('flapping=1'), [flapper]);
       assert.deepEqual(
@@ -216,7 +221,8 @@ describe('GET /devices', () => {
       await assertRejected(server, db, 400, '/devices?sleeping=yes', /sleeping/);
       await assertRejected(server, db, 400, '/devices?flapping=2', /flapping/);
     } finally {
-      db.prepare('DELETE FROM ScanState').run();
+      await db.run('DELETE FROM "ScanState"');
+      await db.until(async () => (await macs('flapping=1')).length === 0, 'the scanner memory deleted');
       for (const mac of [sleeper, absentSleeper])
         await server.request('POST', `/device/${mac}`, { body: { devCanSleep: 0 } });
     }
@@ -242,6 +248,9 @@ describe('GET /devices', () => {
       assert.deepEqual(await macs('site=Main%20office'), office);
       assert.deepEqual(await macs('site=Parents&sort=devName'), [parents]);
       assert.deepEqual(await macs('site=main%20office'), [], 'a site is matched exactly');
+      // A NUL (U+0000) matches no site: no 500 where PostgreSQL refuses it as a parameter.
+      assert.deepEqual(await macs('site=Main%20office%00'), []);
+      assert.deepEqual(await macs('site=Main%20office%00&q=a%00b'), []);
       assert.deepEqual(
         await macs('site='),
         all.filter((m) => !office.includes(m) && m !== parents),
@@ -343,25 +352,30 @@ describe('GET /devices', () => {
         devType: 'Switch',
       });
       // A write by another process (the kept texts cannot know which device): read again too.
-      db.prepare('UPDATE Devices SET devName = ?, devPresentLastScan = 1 WHERE devMac = ?').run(
+      await db.run('UPDATE "Devices" SET "devName" = ?, "devPresentLastScan" = 1 WHERE "devMac" = ?', [
         'Outside',
         parent,
-      );
-      const outside = (await mapItems()).find((d) => d.devMac === parent);
-      assert.deepEqual([outside?.devName, outside?.devStatus], ['Outside', 'On-line']);
+      ]);
+      await db.until(async () => {
+        const outside = (await mapItems()).find((d) => d.devMac === parent);
+        return outside?.devName === 'Outside' && outside.devStatus === 'On-line';
+      }, 'the write of another connection, on the map');
       assert.deepEqual(await mapItems(), await expected());
     } finally {
       await server.request('POST', `/device/${child}`, {
         body: { devName: 'dev 0', devParentMAC: '', devParentPort: null, devSite: '', devType: '' },
       });
       const was = devices.find((d) => d.mac === parent);
-      db.prepare('UPDATE Devices SET devName = ?, devPresentLastScan = ? WHERE devMac = ?').run(
+      await db.run('UPDATE "Devices" SET "devName" = ?, "devPresentLastScan" = ? WHERE "devMac" = ?', [
         `dev ${Number.parseInt(parent.slice(-2), 16)}`,
         was?.present ?? 0,
         parent,
-      );
+      ]);
     }
-    assert.equal(JSON.stringify(await mapItems()), unchanged);
+    await db.until(
+      async () => JSON.stringify(await mapItems()) === unchanged,
+      'the map as it was, after the write of another connection',
+    );
     await assertRejected(server, db, 400, '/devices/map?status=Down', /status/);
     for (const token of [null, 'wrong']) {
       const res = await server.request('GET', '/devices/map', { token });
@@ -394,7 +408,7 @@ describe('GET /devices', () => {
     await assertRejected(server, db, 400, '/devices?stauts=Down', /stauts/);
     await assertRejected(server, db, 400, '/devices?limit=1&limit=2', /'limit' must be string/);
     await assertRejected(server, db, 400, '/devices?status=Down&status=On-line');
-    assert.equal(db.prepare('SELECT COUNT(*) FROM Devices').pluck().get(), 13);
+    assert.equal(await db.value('SELECT COUNT(*) FROM "Devices"'), 13);
   });
 
   test('403 without a valid token (before the query is validated); 405 for another method', async () => {
@@ -410,7 +424,7 @@ describe('GET /devices', () => {
   });
 });
 
-describe('GET /device/<mac>/events and /sessions', () => {
+onEachStore('GET /device/<mac>/events and /sessions', (_store, start) => {
   let server: InProcessServer;
   let db: Db;
   const mac = '02:ee:00:00:00:01';
@@ -418,24 +432,28 @@ describe('GET /device/<mac>/events and /sessions', () => {
   const ties = '02:ee:00:00:00:03';
   let seed: ReturnType<typeof history>;
   before(async () => {
-    server = await InProcessServer.start();
-    db = openDb(server);
+    server = await start();
+    db = await openTables(server);
     await create(server, mac);
     await create(server, other);
     await create(server, ties);
     seed = history(Date.now());
-    seedHistory(db, mac, seed);
-    seedHistory(db, other, history(Date.now() - 7 * hour));
+    await db.seedHistory(mac, seed);
+    await db.seedHistory(other, history(Date.now() - 7 * hour));
     // Same-second events: order must still be stable across pages.
     const at = '2026-01-01 10:00:00';
-    const insert = db.prepare(
-      "INSERT INTO Events (eve_MAC, eve_IP, eve_DateTime, eve_EventType) VALUES (?, '192.0.2.9', ?, ?)",
-    );
     for (const type of ['Connected', 'IP Changed', 'Connected', 'Disconnected', 'Device Down', 'Connected'])
-      insert.run(ties, at, type);
+      await db.run(
+        'INSERT INTO "Events" ("eve_MAC", "eve_IP", "eve_DateTime", "eve_EventType") VALUES (?, \'192.0.2.9\', ?, ?)',
+        [ties, at, type],
+      );
+    await db.until(
+      async () => (await server.request('GET', `/device/${ties}?period=all`)).json.devEvents === 2,
+      'the same-second events written',
+    );
   });
   after(async () => {
-    db.close();
+    await db.close();
     await server.stop();
   });
 
@@ -559,7 +577,7 @@ describe('GET /device/<mac>/events and /sessions', () => {
 
   test('404 for an unknown device (even with stray history), 400 for a bad MAC, period or paging', async () => {
     const stray = '02:ee:00:00:00:77';
-    seedHistory(db, stray, history(Date.now()));
+    await db.seedHistory(stray, history(Date.now()));
     for (const kind of ['events', 'sessions']) {
       await assertRejected(server, db, 404, `/device/${stray}/${kind}`, /not found/);
       for (const bad of ['zz:zz:zz:zz:zz:zz', encodeURIComponent("' OR 1=1 --"), 'aa:bb:cc:dd:ee', 'new'])
@@ -622,57 +640,64 @@ describe('GET /device/<mac>/events and /sessions', () => {
   });
 });
 
-describe('delete, events/delete and copy drop the scanner memory (ScanState) of the MAC', () => {
-  let server: InProcessServer;
-  let db: Db;
-  before(async () => {
-    server = await InProcessServer.start();
-    db = openDb(server);
-  });
-  after(async () => {
-    db.close();
-    await server.stop();
-  });
-  const setState = (mac: string): void => {
-    db.prepare(
-      "INSERT OR REPLACE INTO ScanState (mac, misses, lastAbsence) VALUES (?, 2, 'Device Down')",
-    ).run(mac);
-  };
-  const hasState = (mac: string): boolean =>
-    db.prepare('SELECT COUNT(*) FROM ScanState WHERE mac = ?').pluck().get(mac) === 1;
+onEachStore(
+  'delete, events/delete and copy drop the scanner memory (ScanState) of the MAC',
+  (_store, start) => {
+    let server: InProcessServer;
+    let db: Db;
+    before(async () => {
+      server = await start();
+      db = await openTables(server);
+    });
+    after(async () => {
+      await db.close();
+      await server.stop();
+    });
+    const setState = (mac: string): Promise<void> =>
+      db.run(
+        `INSERT INTO "ScanState" ("mac", "misses", "lastAbsence") VALUES (?, 2, 'Device Down')
+       ON CONFLICT ("mac") DO UPDATE SET "misses" = excluded."misses", "lastAbsence" = excluded."lastAbsence"`,
+        [mac],
+      );
+    const hasState = async (mac: string): Promise<boolean> =>
+      (await db.value('SELECT COUNT(*) FROM "ScanState" WHERE "mac" = ?', [mac])) === 1;
 
-  test('delete and events/delete remove the row of that MAC only', async () => {
-    const [a, b, bystander] = ['02:ff:00:00:00:01', '02:ff:00:00:00:02', '02:ff:00:00:00:03'];
-    for (const m of [a, b, bystander]) {
-      await create(server, m);
-      setState(m);
-    }
-    assert.equal((await server.request('DELETE', `/device/${a}/delete`)).status, 200);
-    assert.equal((await server.request('DELETE', `/device/${b}/events/delete`)).status, 200);
-    assert.deepEqual([hasState(a), hasState(b), hasState(bystander)], [false, false, true]);
-  });
+    test('delete and events/delete remove the row of that MAC only', async () => {
+      const [a, b, bystander] = ['02:ff:00:00:00:01', '02:ff:00:00:00:02', '02:ff:00:00:00:03'];
+      for (const m of [a, b, bystander]) {
+        await create(server, m);
+        await setState(m);
+      }
+      assert.equal((await server.request('DELETE', `/device/${a}/delete`)).status, 200);
+      assert.equal((await server.request('DELETE', `/device/${b}/events/delete`)).status, 200);
+      assert.deepEqual(
+        [await hasState(a), await hasState(b), await hasState(bystander)],
+        [false, false, true],
+      );
+    });
 
-  test('copy removes the target row and keeps the source row', async () => {
-    const [from, to] = ['02:ff:00:00:00:11', '02:ff:00:00:00:12'];
-    await create(server, from);
-    await create(server, to);
-    setState(from);
-    setState(to);
-    const res = await server.request('POST', '/device/copy', { body: { macFrom: from, macTo: to } });
-    assert.equal(res.status, 200, res.text);
-    assert.deepEqual([hasState(from), hasState(to)], [true, false]);
-  });
+    test('copy removes the target row and keeps the source row', async () => {
+      const [from, to] = ['02:ff:00:00:00:11', '02:ff:00:00:00:12'];
+      await create(server, from);
+      await create(server, to);
+      await setState(from);
+      await setState(to);
+      const res = await server.request('POST', '/device/copy', { body: { macFrom: from, macTo: to } });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual([await hasState(from), await hasState(to)], [true, false]);
+    });
 
-  test('a 404 delete or copy leaves the ScanState rows alone', async () => {
-    const ghost = '02:ff:00:00:00:21';
-    const target = '02:ff:00:00:00:22';
-    await create(server, target);
-    setState(ghost);
-    setState(target);
-    assert.equal((await server.request('DELETE', `/device/${ghost}/delete`)).status, 404);
-    assert.equal((await server.request('DELETE', `/device/${ghost}/events/delete`)).status, 404);
-    const res = await server.request('POST', '/device/copy', { body: { macFrom: ghost, macTo: target } });
-    assert.equal(res.status, 404);
-    assert.deepEqual([hasState(ghost), hasState(target)], [true, true]);
-  });
-});
+    test('a 404 delete or copy leaves the ScanState rows alone', async () => {
+      const ghost = '02:ff:00:00:00:21';
+      const target = '02:ff:00:00:00:22';
+      await create(server, target);
+      await setState(ghost);
+      await setState(target);
+      assert.equal((await server.request('DELETE', `/device/${ghost}/delete`)).status, 404);
+      assert.equal((await server.request('DELETE', `/device/${ghost}/events/delete`)).status, 404);
+      const res = await server.request('POST', '/device/copy', { body: { macFrom: ghost, macTo: target } });
+      assert.equal(res.status, 404);
+      assert.deepEqual([await hasState(ghost), await hasState(target)], [true, true]);
+    });
+  },
+);

@@ -1,16 +1,29 @@
 /**
- * One device, many MACs (docs/random-macs.md) through the real app and a real SQLite file:
+ * One device, many MACs (docs/random-macs.md) through the real app on each store (stores.ts):
  * devRandomMac and `?random=`, merge and split, a device found by any of its MACs, aliases absent
  * from lists and totals, the /stream changes, and concurrent merges that never half-merge.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
-import { InProcessServer } from '../helpers/inject.js';
-import { dump, dumpCounts, seedHistory } from './history.js';
+import { after, before, test } from 'node:test';
+import type { InProcessServer } from '../helpers/inject.js';
+import { openTables, type StoreTables } from '../helpers/store-tables.js';
+import { onEachStore } from '../helpers/stores.js';
 
-type Db = Database.Database;
+type Db = StoreTables;
+
+/** Every row of the device tables and the non-empty kept counts, for "nothing changed". */
+async function everything(db: Db): Promise<string> {
+  return JSON.stringify([
+    await db.dump(),
+    await db.all(
+      'SELECT * FROM "DeviceHistoryTotals" WHERE "events" <> 0 OR "downAlerts" <> 0 OR "sessions" <> 0 OR "closedSeconds" <> 0 OR "irregular" <> 0 ORDER BY "mac"',
+    ),
+    await db.all(
+      'SELECT * FROM "DeviceHistoryBuckets" WHERE "events" <> 0 OR "downAlerts" <> 0 OR "ended" <> 0 OR "started" <> 0 ORDER BY "mac", "span", "bucket"',
+    ),
+    await db.all('SELECT * FROM "DeviceMacs" ORDER BY "dma_MAC"'),
+  ]);
+}
 
 let counter = 0;
 /** A fresh MAC; `random` sets the locally administered bit. */
@@ -22,18 +35,18 @@ function newMac(random: boolean): string {
 
 const hour = 3_600_000;
 
-describe('several MACs per device', () => {
+onEachStore('several MACs per device', (_store, start) => {
   let server: InProcessServer;
   let db: Db;
   const changes: { mac: string; change: string }[] = [];
 
   before(async () => {
-    server = await InProcessServer.start();
-    db = new Database(join(server.dataDir, 'netkeep.db'));
+    server = await start();
+    db = await openTables(server);
     server.server.feed.subscribe('device', (c) => changes.push({ mac: c.mac, change: c.change }));
   });
   after(async () => {
-    db.close();
+    await db.close();
     await server.stop();
   });
 
@@ -77,11 +90,11 @@ describe('several MACs per device', () => {
     await create(to, { devName: 'Laptop', devOwner: '' });
     await create(from, { devName: 'phone-x', devOwner: 'Ann', devLocation: 'Kitchen' });
     const t0 = Date.UTC(2026, 0, 10, 12);
-    seedHistory(db, to, {
+    await db.seedHistory(to, {
       events: [{ at: t0 - 30 * hour, type: 'Device Down' }],
       sessions: [{ from: t0 - 40 * hour, to: t0 - 39 * hour }],
     });
-    seedHistory(db, from, {
+    await db.seedHistory(from, {
       events: [
         { at: t0 - 20 * hour, type: 'IP Changed' },
         { at: t0 - 10 * hour, type: 'Device Down' },
@@ -124,16 +137,12 @@ describe('several MACs per device', () => {
     const totals = await server.request('GET', '/devices/totals');
     assert.equal(totals.status, 200);
     // The kept counts equal a recount of the moved rows.
-    const recount = db
-      .prepare(
-        "SELECT COUNT(*) FILTER (WHERE eve_EventType NOT IN ('Connected','Disconnected')) AS events FROM Events WHERE eve_MAC = ?",
-      )
-      .get(to) as { events: number };
-    assert.equal(recount.events, 3);
-    assert.equal(
-      (db.prepare('SELECT COUNT(*) AS n FROM Events WHERE eve_MAC = ?').get(from) as { n: number }).n,
-      0,
+    const recount = await db.value(
+      `SELECT COUNT(*) FILTER (WHERE "eve_EventType" NOT IN ('Connected','Disconnected')) FROM "Events" WHERE "eve_MAC" = ?`,
+      [to],
     );
+    assert.equal(recount, 3);
+    assert.equal(await db.value('SELECT COUNT(*) FROM "Events" WHERE "eve_MAC" = ?', [from]), 0);
     // An alias cannot be created as a device of its own.
     const again = await server.request('POST', `/device/${from}`, { body: { createNew: true } });
     assert.equal(again.status, 409, again.text);
@@ -152,7 +161,7 @@ describe('several MACs per device', () => {
     await create(b);
     await create(c);
     assert.equal((await merge(b, a)).status, 200);
-    const before = `${dump(db)}${JSON.stringify(dumpCounts(db))}${JSON.stringify(db.prepare('SELECT * FROM DeviceMacs ORDER BY dma_MAC').all())}`;
+    const before = await everything(db);
     const cases: [string, string, number, string][] = [
       [missing, b, 404, 'DEVICE_NOT_FOUND'],
       [b, missing, 404, 'DEVICE_NOT_FOUND'],
@@ -168,10 +177,7 @@ describe('several MACs per device', () => {
     }
     const bad = await server.request('POST', `/device/${b}/merge`, { body: { from: 'nope' } });
     assert.equal(bad.status, 400);
-    assert.equal(
-      `${dump(db)}${JSON.stringify(dumpCounts(db))}${JSON.stringify(db.prepare('SELECT * FROM DeviceMacs ORDER BY dma_MAC').all())}`,
-      before,
-    );
+    assert.equal(await everything(db), before);
     // A chain: B (with alias A) into C: every MAC ends on C.
     const res = await merge(c, b);
     assert.equal(res.status, 200, res.text);
@@ -184,7 +190,7 @@ describe('several MACs per device', () => {
     const from = newMac(true);
     await create(to);
     await create(from);
-    seedHistory(db, from, { events: [{ at: Date.UTC(2026, 0, 1), type: 'IP Changed' }], sessions: [] });
+    await db.seedHistory(from, { events: [{ at: Date.UTC(2026, 0, 1), type: 'IP Changed' }], sessions: [] });
     assert.equal((await merge(to, from)).status, 200);
     changes.length = 0;
     const res = await split(from, from);
@@ -213,10 +219,7 @@ describe('several MACs per device', () => {
     assert.equal((await server.request('DELETE', `/device/${from}/delete`)).status, 200, 'by alias');
     assert.equal((await server.request('GET', `/device/${to}`)).status, 404);
     assert.equal((await server.request('GET', `/device/${from}`)).status, 404);
-    assert.equal(
-      (db.prepare('SELECT COUNT(*) AS n FROM DeviceMacs WHERE dma_DevMac = ?').get(to) as { n: number }).n,
-      0,
-    );
+    assert.equal(await db.value('SELECT COUNT(*) FROM "DeviceMacs" WHERE "dma_DevMac" = ?', [to]), 0);
     await create(from); // a device again
   });
 
@@ -226,7 +229,7 @@ describe('several MACs per device', () => {
       const b = newMac(true);
       const c = newMac(true);
       for (const m of [a, b, c]) await create(m);
-      seedHistory(db, a, { events: [{ at: Date.UTC(2026, 0, 2), type: 'Device Down' }], sessions: [] });
+      await db.seedHistory(a, { events: [{ at: Date.UTC(2026, 0, 2), type: 'Device Down' }], sessions: [] });
       const answers = await Promise.all([merge(b, a), merge(c, a), merge(b, a), merge(c, a)]);
       const statuses = answers.map((r) => r.status).sort();
       assert.equal(statuses.filter((s) => s === 200).length, 1, JSON.stringify(statuses));

@@ -1,12 +1,13 @@
 /**
  * GET /devices?sort=devName: natural order ("host2" before "host10"), case ignored, and devices
  * without a name ('' or '(unknown)') after the named ones in either direction; pages of the list
- * are slices of that one order.
+ * are slices of that one order. On both stores (test/helpers/stores.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { naturalKey } from '../../src/devices/list-query.js';
-import { InProcessServer } from '../helpers/inject.js';
+import type { InProcessServer } from '../helpers/inject.js';
+import { onEachStore } from '../helpers/stores.js';
 
 const names = [
   'host10',
@@ -21,10 +22,10 @@ const names = [
 ];
 const mac = (i: number) => `02:dd:00:00:00:${(i + 1).toString(16).padStart(2, '0')}`;
 
-describe('the name sort', () => {
+onEachStore('the name sort', (_store, start) => {
   let server: InProcessServer;
   before(async () => {
-    server = await InProcessServer.start();
+    server = await start();
     for (const [i, devName] of names.entries()) {
       const res = await server.request('POST', `/device/${mac(i)}`, { body: { createNew: true, devName } });
       assert.equal(res.status, 200, res.text);

@@ -19,8 +19,8 @@ export class InProcessServer {
   private constructor(
     readonly server: Server,
     readonly dataDir: string,
-    /** The PostgreSQL store's URL when the server runs on one (DATABASE_URL), else undefined. */
-    readonly databaseUrl: string | undefined,
+    /** The PostgreSQL store's URL; '' on SQLite (the store is `dataDir`/netkeep.db). */
+    readonly databaseUrl: string,
   ) {}
 
   readonly token = token;
@@ -50,7 +50,7 @@ export class InProcessServer {
     );
     const server = await createServer(config, createLogger('silent'), options);
     await server.app.ready();
-    return new InProcessServer(server, dataDir, config.DATABASE_URL === '' ? undefined : config.DATABASE_URL);
+    return new InProcessServer(server, dataDir, config.DATABASE_URL);
   }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {

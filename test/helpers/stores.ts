@@ -7,18 +7,26 @@
  *
  *   onEachStore('parent cycles', (store, start) => { before(async () => { server = await start(); }); ... });
  *
- * A case that reads the SQLite file itself (`dataDir`) cannot run on PostgreSQL: such files keep
- * InProcessServer.
+ * A case that reads or writes the tables itself (history seeded as the scanner writes it, "nothing
+ * changed" row by row) does it through store-tables.ts, on either store. What only SQLite has (its
+ * file, a restart on the same DATA_DIR, query plans) stays in a describe of its own.
  *
- * Where it stands (switch a file's PostgreSQL run on once the parts it needs are built there):
- * - on both stores now: test/devices/store-writes.test.ts (the device writes), test/probes/hub.test.ts
- *   (the hub's probe API; it reads the tables of either store through store-rows.ts);
- * - on both, PostgreSQL off until GET /device (the device view) is built:
- *   test/devices/parent-cycle.test.ts;
- * - to move onto onEachStore once the PostgreSQL parts merge (HTTP only, no SQLite file read):
- *   test/devices/bulk.test.ts (bulkEdit, GET /device);
- * - first their SQLite file reads replaced by API reads: test/devices/routes.test.ts (dump()),
- *   list-routes.test.ts, macs.test.ts.
+ * Where it stands (keep this list current):
+ * - on both stores through onEachStore: test/devices/store-writes.test.ts, parent-cycle.test.ts,
+ *   bulk.test.ts, routes.test.ts (all but the restart after kill -9), list-routes.test.ts,
+ *   macs.test.ts, name-sort.test.ts, console-api.test.ts (not its SQLite query plans),
+ *   json-bounds.test.ts (its HTTP part); test/compat/compat.test.ts (NetAlertX's endpoints and the
+ *   CSV round trip; the CORS_ORIGINS refusals start a process, SQLite only), newer.test.ts (not
+ *   trigger-scan with scanning on), open-ports.test.ts; test/names/routes.test.ts;
+ *   test/alerts/routes.test.ts (the big outbox's page); test/live/metrics.test.ts (the device
+ *   gauges); test/http/inprocess.test.ts; test/probes/hub.test.ts (the hub's probe API);
+ * - on both stores as real processes (their own loop over the stores): test/devices/big-list.test.ts
+ *   (bounded memory); test/backup/postgres-http.test.ts is GET /backup of a server on PostgreSQL,
+ *   restored with `npm run restore` (the SQLite round trip: test/backup/restore.test.ts);
+ *   test/probes/sites-e2e.test.ts (the hub on each store, probes in namespaces);
+ * - SQLite only still (they touch storage): test/devices/group-commit.test.ts (SQLite's group
+ *   commit), test/live/stream.test.ts (the real scanner), the console's browser tests
+ *   (test/console/), test/http/fuzz.test.ts (run once by hand on PostgreSQL: no 5xx).
  */
 import { after, describe } from 'node:test';
 import type { ServerOptions } from '../../src/server.js';

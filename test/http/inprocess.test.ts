@@ -1,6 +1,6 @@
 /**
  * HTTP logic in process (app.inject, no child process): authentication, routing, validation, the
- * error body with its code, and device CRUD on a real SQLite file.
+ * error body with its code, and device CRUD, on both stores (test/helpers/stores.ts).
  */
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -9,15 +9,16 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DomainError, errorKinds } from '../../src/errors.js';
 import { ApiError, errorResponse } from '../../src/http/errors.js';
-import { InProcessServer } from '../helpers/inject.js';
+import type { InProcessServer } from '../helpers/inject.js';
 import { notAuthorizedBody } from '../helpers/server.js';
+import { onEachStore } from '../helpers/stores.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-describe('HTTP in process', () => {
+onEachStore('HTTP in process', (_store, start) => {
   let app: InProcessServer;
   before(async () => {
-    app = await InProcessServer.start();
+    app = await start();
   });
   after(async () => {
     await app.stop();
@@ -78,7 +79,7 @@ describe('HTTP in process', () => {
     }
   });
 
-  test('device CRUD on a real SQLite file, with the codes of each refusal', async () => {
+  test('device CRUD, with the codes of each refusal', async () => {
     const mac = '02:00:00:00:00:42';
     const absent = await app.request('GET', `/device/${mac}`);
     assert.deepEqual([absent.status, absent.json.code], [404, 'DEVICE_NOT_FOUND']);

@@ -259,6 +259,26 @@ describe('npm run import: Pi.Alert database', () => {
     assert.equal(notDb.status, 2);
     assert.match(notDb.stderr, /cannot be opened/);
   });
+
+  test('with DATABASE_URL set it refuses (exit 2), names migrate-store, and writes nothing', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'netkeep-import-pg-'));
+    try {
+      // No PostgreSQL listens there: the refusal comes before any connection or read.
+      const url = 'postgres://netkeep:s3cret-pw@127.0.0.1:9/netkeep';
+      for (const args of [[source], ['--dry-run', source]]) {
+        const run = runImport(empty, args, { DATABASE_URL: url });
+        assert.equal(run.status, 2, run.stderr + run.stdout);
+        assert.match(run.stderr, /DATABASE_URL is set, but the import writes only a SQLite store/);
+        assert.match(run.stderr, /npm run migrate-store/);
+        assert.equal(run.stdout, '');
+        assert.doesNotMatch(run.stderr, /s3cret-pw/);
+      }
+      assert.deepEqual(readdirSync(empty), [], 'nothing was created in DATA_DIR');
+      assert.equal(sha256(source), sourceHash);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('npm run import: a NetAlertX database in WAL mode, in a directory the importer may not write', () => {

@@ -1,11 +1,14 @@
 /**
  * GET /metrics over real HTTP: token required, Prometheus text, counters that move with the
  * requests made (labelled by route pattern, never the raw URL), tool runs by outcome, device
- * gauges equal to GET /devices' counts, and NetAlertX's names with its conditions.
+ * gauges equal to GET /devices' counts, and NetAlertX's names with its conditions (in process, on
+ * both stores: test/helpers/stores.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { InProcessServer } from '../helpers/inject.js';
 import { notAuthorizedBody, TestServer } from '../helpers/server.js';
+import { onEachStore } from '../helpers/stores.js';
 import { openSse } from '../helpers/sse.js';
 
 /** Sample values of a scrape: `name{labels}` (labels as printed) → value. */
@@ -132,6 +135,22 @@ describe('GET /metrics', () => {
     assert.equal((after.get(tool) ?? 0) - (before.get(tool) ?? 0), 1);
     assert.equal((after.get(feed) ?? 0) - (before.get(feed) ?? 0), 1);
   });
+});
+
+onEachStore('GET /metrics: the device gauges', (_store, start) => {
+  let server: InProcessServer;
+  before(async () => {
+    server = await start();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  async function scrape(): Promise<Map<string, number>> {
+    const res = await server.request('GET', '/metrics');
+    assert.equal(res.status, 200);
+    return samples(res.text);
+  }
 
   test('device gauges match GET /devices; NetAlertX totals follow its conditions', async () => {
     const devices: [string, Record<string, unknown>][] = [

@@ -1,10 +1,14 @@
-/** POST /device/<mac>/resolve-name through the real app, with an mDNS responder on loopback. */
+/**
+ * POST /device/<mac>/resolve-name through the real app, with an mDNS responder on loopback, on both
+ * stores (test/helpers/stores.ts).
+ */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { InProcessServer } from '../helpers/inject.js';
+import { after, before, test } from 'node:test';
+import type { InProcessServer } from '../helpers/inject.js';
+import { onEachStore } from '../helpers/stores.js';
 import { freeUdpPort, mdnsAnswer, startResponder, type Responder } from '../helpers/name-responders.js';
 
-describe('POST /device/<mac>/resolve-name', () => {
+onEachStore('POST /device/<mac>/resolve-name', (_store, start) => {
   let server: InProcessServer;
   let responder: Responder;
   before(async () => {
@@ -15,7 +19,7 @@ describe('POST /device/<mac>/resolve-name', () => {
       'answer',
       mdnsAnswer({ '127.0.3.1': 'living-room-tv' }),
     );
-    server = await InProcessServer.start(
+    server = await start(
       { NAME_MDNS: 'on', NAME_TIMEOUT_MS: '300' },
       { testOnlyNamePorts: { mdns: port, netbios: port } },
     );

@@ -18,7 +18,7 @@ import { sqliteStore } from '../../src/store/sqlite/store.js';
 import { ProbeHub } from '../../src/probes/hub.js';
 import type { InProcessServer } from '../helpers/inject.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { storeRows, type StoreRows } from '../helpers/store-rows.js';
+import { openTables, type StoreTables } from '../helpers/store-tables.js';
 import { onEachStore } from '../helpers/stores.js';
 
 /** What the parents' network holds in the later tests (their device and the laptop). */
@@ -52,17 +52,18 @@ function cycle(subnets: string[], sightings: Sighting[], extra: Record<string, u
 onEachStore('probes at the hub', (_store, start) => {
   let hub: InProcessServer;
   let receiver: Receiver;
-  let db: StoreRows;
+  let db: StoreTables;
   let a: { id: string; token: string };
   let b: { id: string; token: string };
 
   const upload = (token: string, body: unknown) => hub.request('POST', '/probes/cycles', { token, body });
-  const count = (sql: string, ...params: unknown[]): Promise<number> => db.count(sql, ...params);
+  const count = async (sql: string, ...params: unknown[]): Promise<number> =>
+    Number(await db.value(sql, params));
   const device = async (mac: string) =>
     (
-      await db.rows(
+      await db.all(
         'SELECT "devSite", "devSyncHubNode", "devPresentLastScan", "devName" FROM "Devices" WHERE "devMac" = ?',
-        mac,
+        [mac],
       )
     )[0] as
       { devSite: string; devSyncHubNode: string; devPresentLastScan: number; devName: string } | undefined;
@@ -71,7 +72,7 @@ onEachStore('probes at the hub', (_store, start) => {
     devices: await count('SELECT COUNT(*) AS n FROM "Devices"'),
     events: await count('SELECT COUNT(*) AS n FROM "Events"'),
     cycles: await count('SELECT COUNT(*) AS n FROM "ProbeCycles"'),
-    probes: JSON.stringify(await db.rows('SELECT * FROM "Probes" ORDER BY "prb_Id"')),
+    probes: JSON.stringify(await db.all('SELECT * FROM "Probes" ORDER BY "prb_Id"')),
   });
 
   /** The probe notices of a type the webhook received, waiting for the first. */
@@ -95,7 +96,7 @@ onEachStore('probes at the hub', (_store, start) => {
       { NOTIFY_WEBHOOK_URL: receiver.url('/hook'), PROBE_OFFLINE_MINUTES: '15' },
       { testOnlyProbeClock: () => new Date(clock), testOnlyProbeCheckMs: 3_600_000 },
     );
-    db = storeRows(hub);
+    db = await openTables(hub);
   });
   after(async () => {
     await db.close();
@@ -122,10 +123,9 @@ onEachStore('probes at the hub', (_store, start) => {
       ],
     );
     // Hashed at rest: the secret is nowhere in the database file's rows.
-    const [stored] = (await db.rows(
-      'SELECT "prb_TokenHash" AS h FROM "Probes" WHERE "prb_Id" = ?',
+    const [stored] = (await db.all('SELECT "prb_TokenHash" AS h FROM "Probes" WHERE "prb_Id" = ?', [
       a.id,
-    )) as {
+    ])) as {
       h: Buffer;
     }[];
     assert.ok(stored);

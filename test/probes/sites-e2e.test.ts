@@ -18,7 +18,7 @@ import { postgresMissing, startPostgres, type PostgresServer } from '../helpers/
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { skipUnlessCi } from '../helpers/requirements.js';
 import { TestServer } from '../helpers/server.js';
-import { storeRows, type StoreRows } from '../helpers/store-rows.js';
+import { openTables, type StoreTables } from '../helpers/store-tables.js';
 import { createTestLan, testLanSkipReason, type TestLan } from '../helpers/testlan.js';
 
 const skip = testLanSkipReason('probe e2e tests');
@@ -51,7 +51,7 @@ for (const store of ['SQLite', 'PostgreSQL'] as const)
       let pg: PostgresServer | undefined;
       /** The hub's store: `{ DATABASE_URL }` on PostgreSQL, nothing on SQLite. */
       let storeEnv: Record<string, string> = {};
-      let rows: StoreRows;
+      let rows: StoreTables;
       const sites: Site[] = [];
 
       const call = async (method: string, path: string, token: string, body?: unknown) => {
@@ -71,14 +71,16 @@ for (const store of ['SQLite', 'PostgreSQL'] as const)
       };
       const deviceRow = async (mac: string) =>
         (
-          await rows.rows(
+          await rows.all(
             'SELECT "devSite", "devSyncHubNode", "devPresentLastScan" FROM "Devices" WHERE "devMac" = ?',
-            mac,
+            [mac],
           )
         )[0] as { devSite: string; devSyncHubNode: string; devPresentLastScan: number } | undefined;
       const eventsOf = async (mac: string): Promise<string[]> =>
         (
-          await rows.rows('SELECT "eve_EventType" AS t FROM "Events" WHERE "eve_MAC" = ? ORDER BY rowid', mac)
+          await rows.all('SELECT "eve_EventType" AS t FROM "Events" WHERE "eve_MAC" = ? ORDER BY rowid', [
+            mac,
+          ])
         ).map((r) => String(r.t));
       const notices = (type: string): number =>
         receiver.requests.filter((r) =>
@@ -115,7 +117,7 @@ for (const store of ['SQLite', 'PostgreSQL'] as const)
             ...storeEnv,
           },
         });
-        rows = storeRows({ dataDir: hub.dataDir, databaseUrl: storeEnv.DATABASE_URL });
+        rows = await openTables({ dataDir: hub.dataDir, databaseUrl: storeEnv.DATABASE_URL ?? '' });
         hubBase = `http://${a.lan.rootAddress}:${hub.port}`;
         // The second LAN's router reaches the hub's address through the root side of its own veth.
         await b.lan.exec(b.lan.routerNs, [
@@ -220,8 +222,8 @@ for (const store of ['SQLite', 'PostgreSQL'] as const)
         const [, b] = sites as [Site, Site];
         const id = b.token.split('.')[0] ?? '';
         const cycles = () =>
-          rows.count('SELECT COUNT(*) AS n FROM "ProbeCycles" WHERE "pcy_ProbeId" = ?', id);
-        const events = () => rows.count('SELECT COUNT(*) AS n FROM "Events"');
+          rows.value('SELECT COUNT(*) AS n FROM "ProbeCycles" WHERE "pcy_ProbeId" = ?', [id]).then(Number);
+        const events = () => rows.value('SELECT COUNT(*) AS n FROM "Events"').then(Number);
         const port = hub.port;
         await hub.stop({ keepData: true });
         const spooled = async (): Promise<number> => {

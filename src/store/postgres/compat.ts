@@ -21,6 +21,7 @@ import type { DeviceChanges } from '../devices.js';
 import { eventPage, topCursor, type EventListRow } from '../sqlite/compat.js';
 import { newDeviceRow } from '../sqlite/rows.js';
 import type { PostgresPool } from './pool.js';
+import { refuseNul } from './text.js';
 import { groupPredicate } from './status-sql.js';
 
 const storedNames = new Set(storedFields.map((f) => f.name));
@@ -112,6 +113,7 @@ export class PostgresCompatStore implements CompatStore {
       for (const device of devices) {
         // A CSV import writes devName through the API: a name it gives is the user's.
         const changes = withNameSource(device.changes, 'user');
+        refuseNul(changes, device.mac);
         if (!known.has(device.mac)) {
           known.add(device.mac);
           const row = newDeviceRow(device.mac, {

@@ -29,6 +29,7 @@ import type { DeviceListItem, Page, PageResult, SearchTexts } from '../devices.j
 import { containsPattern } from '../sqlite/list-sql.js';
 import type { PostgresPool } from './pool.js';
 import { groupPredicate, presenceFlagColumns, presenceFlagSql, statusPredicate } from './status-sql.js';
+import { holdsNul } from './text.js';
 
 const columnList = storedFields.map((f) => `"${f.name}"`).join(', ');
 
@@ -59,7 +60,9 @@ function filterOf(query: DeviceListQuery): { readonly where: string; readonly pa
   const flag = (name: keyof typeof flagSql, wanted: boolean | undefined): string | undefined =>
     wanted === undefined ? undefined : wanted ? flagSql[name] : `NOT ${flagSql[name]}`;
   let search: string | undefined;
-  if (query.q) {
+  // A value holding U+0000 matches no text PostgreSQL stores, and is refused as a parameter.
+  if (query.q && holdsNul(query.q)) search = 'FALSE';
+  else if (query.q) {
     const q = param(foldAscii(containsPattern(query.q)));
     const qmac = param(foldAscii(containsPattern(macSearchText(query.q))));
     search = `(lower("devMac") LIKE ${qmac} ESCAPE '\\' OR ${searchColumns
@@ -72,7 +75,11 @@ function filterOf(query: DeviceListQuery): { readonly where: string; readonly pa
     flag('devFlapping', query.flapping),
     search,
     query.random === undefined ? undefined : query.random === 1 ? randomMacSql : `NOT ${randomMacSql}`,
-    query.site === undefined ? undefined : `"devSite" = ${param(query.site)}`,
+    query.site === undefined
+      ? undefined
+      : holdsNul(query.site)
+        ? 'FALSE'
+        : `"devSite" = ${param(query.site)}`,
   ].filter((c): c is string => c !== undefined);
   return { where: conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`, params };
 }

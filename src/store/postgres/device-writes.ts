@@ -8,6 +8,7 @@
 import type { PoolClient } from 'pg';
 import type { DeviceChanges, DeviceValue } from '../devices.js';
 import { parentCycleError, toColumns } from '../sqlite/devices.js';
+import { refuseNul } from './text.js';
 
 /** A devName written through the API is the user's (or, when it is no name, none at all). */
 export async function markNameWritten(client: PoolClient, mac: string): Promise<void> {
@@ -46,6 +47,8 @@ export async function updateDevice(
   mac: string,
   changes: DeviceChanges,
 ): Promise<boolean> {
+  // Before the loop check's query: a NUL in it would abort the transaction (text.ts).
+  refuseNul(changes);
   await refuseParentCycle(client, mac, changes.devParentMAC);
   return (await updateDevices(client, [mac], changes)).size > 0;
 }
@@ -60,6 +63,7 @@ export async function updateDevices(
   changes: DeviceChanges,
 ): Promise<Set<string>> {
   const columns = toColumns(changes);
+  refuseNul(columns);
   const names = Object.keys(columns);
   const set = names.map((name, i) => `"${name}" = $${i + 2}`).join(', ');
   const updated = await client.query<{ devMac: string }>(

@@ -51,6 +51,7 @@ import { PostgresMacWrites } from './macs.js';
 import type { PostgresPool } from './pool.js';
 import { writeNames } from './presence.js';
 import { deleteDevice, markNameWritten, refuseParentCycle, updateDevice } from './device-writes.js';
+import { refuseNul } from './text.js';
 
 const nameColumns = 'SELECT "devMac", "devName", "devNameSource", "devFQDN", "devLastIP" FROM "Devices"';
 
@@ -209,6 +210,7 @@ export class PostgresDeviceStore {
         'user',
       ),
     );
+    refuseNul(row);
     return this.store.transaction(async (client) => {
       await refuseParentCycle(client, mac, changes.devParentMAC);
       const alias = await client.query('SELECT 1 FROM "DeviceMacs" WHERE "dma_MAC" = $1', [mac]);

@@ -22,6 +22,7 @@ import {
 import { newDeviceRow } from '../sqlite/rows.js';
 import { deleteDevices, updateDevice, updateDevices } from './device-writes.js';
 import type { PostgresPool } from './pool.js';
+import { refuseNul } from './text.js';
 
 const postgresMerge: MergeDialect = {
   to: (name) => `"Devices"."${name}"`,
@@ -154,6 +155,8 @@ export class PostgresMacWrites {
    * devices are not 30,000 round trips.
    */
   async bulkEdit(macs: readonly string[], edit: BulkEdit): Promise<BulkResult> {
+    // Before any statement: a NUL in a query would abort the whole transaction (text.ts).
+    if ('set' in edit) refuseNul(edit.set);
     return this.store.transaction(async (client) => {
       if ('set' in edit && typeof edit.set.devParentMAC === 'string' && edit.set.devParentMAC !== '')
         return this.bulkOneByOne(client, macs, edit.set);
