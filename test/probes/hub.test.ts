@@ -4,7 +4,7 @@
  * scoped to the probe's subnets and site, once per cycleId and in order, every bad upload a clear
  * 4xx that changes nothing, the offline watch (one Probe Offline notice, no Down), the metrics.
  * On both stores (test/helpers/stores.ts): the hub on SQLite and on PostgreSQL, its tables read
- * directly (store-rows.ts) to show that a refused upload changed no row.
+ * directly (store-tables.ts) to show that a refused upload changed no row.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

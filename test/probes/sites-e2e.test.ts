@@ -10,7 +10,7 @@
  * when it reports again.
  *
  * Every scenario runs with the hub on SQLite, then with the hub on PostgreSQL (a private server,
- * test/helpers/postgres.ts). The hub's tables are read through store-rows.ts.
+ * test/helpers/postgres.ts). The hub's tables are read through store-tables.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
