@@ -146,6 +146,29 @@ export class PostgresChangeChannel {
     else await client.query(sql, [changeChannel, payload]);
   }
 
+  /**
+   * Sends `body` at once in a transaction of its own that does not wait for the disk
+   * (synchronous_commit off): for a hint that may be lost (change-log.ts), so that it neither
+   * waits for nor holds the notify lock through an fsync. One round trip.
+   */
+  async hint(body: unknown): Promise<void> {
+    const payload = JSON.stringify({ from: this.serverId, body } satisfies Envelope);
+    const client = await this.store.connect();
+    let broken = false;
+    try {
+      await client.query(
+        `BEGIN; SET LOCAL synchronous_commit = off; NOTIFY ${changeChannel}, ${client.escapeLiteral(payload)}; COMMIT`,
+      );
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw this.store.translate(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
