@@ -15,8 +15,22 @@
 import { setImmediate } from 'node:timers';
 import type pg from 'pg';
 
+/**
+ * A write that can be done together with the others of its kind (`key`) in one statement: the
+ * group runs `runAll` once over their items (under one savepoint) instead of each `work`. If that
+ * statement fails, each write runs its own `work` under its own savepoint, so a failing one still
+ * fails alone.
+ */
+export interface Combinable {
+  readonly key: string;
+  readonly item: unknown;
+  /** The result of each item, in order. */
+  readonly runAll: (client: pg.PoolClient, items: readonly unknown[]) => Promise<readonly unknown[]>;
+}
+
 interface Pending {
   readonly work: (client: pg.PoolClient) => Promise<unknown>;
+  readonly combinable: Combinable | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (reason: unknown) => void;
   outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -49,9 +63,9 @@ export class PgGroupCommit {
   ) {}
 
   /** Runs `work` in the next group; settles once that group has committed. */
-  run<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  run<T>(work: (client: pg.PoolClient) => Promise<T>, combinable?: Combinable): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, combinable, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -78,25 +92,54 @@ export class PgGroupCommit {
       .transaction(async (client) => {
         let saved = false;
         let kept = false;
-        for (const pending of batch) {
-          for (let attempt = 1; ; attempt++) {
-            // One round trip: release the previous write's savepoint (kept) and open this one's.
-            // After a failed write, its ROLLBACK TO left the savepoint open: reuse it.
-            if (!saved) await client.query('SAVEPOINT w');
-            else if (kept) await client.query('RELEASE SAVEPOINT w; SAVEPOINT w');
-            saved = true;
-            try {
-              pending.outcome = { ok: true, value: await pending.work(client) };
-              kept = true;
-              break;
-            } catch (error) {
-              // If even this fails, the transaction is lost: the group fails as a whole.
-              await client.query('ROLLBACK TO SAVEPOINT w');
-              kept = false;
-              pending.outcome = { ok: false, error };
-              const code = (error as { code?: unknown } | null)?.code;
-              if (typeof code !== 'string' || !retried.has(code) || attempt >= maxAttempts) break;
-            }
+        /** Runs `step` under the savepoint w; false (rolled back) when it throws. */
+        const underSavepoint = async (step: () => Promise<void>, onError: (error: unknown) => void) => {
+          // One round trip: release the previous step's savepoint (kept) and open this one's.
+          // After a failed step, its ROLLBACK TO left the savepoint open: reuse it.
+          if (!saved) await client.query('SAVEPOINT w');
+          else if (kept) await client.query('RELEASE SAVEPOINT w; SAVEPOINT w');
+          saved = true;
+          try {
+            await step();
+            kept = true;
+            return true;
+          } catch (error) {
+            // If even this fails, the transaction is lost: the group fails as a whole.
+            await client.query('ROLLBACK TO SAVEPOINT w');
+            kept = false;
+            onError(error);
+            return false;
+          }
+        };
+        const single: Pending[] = [];
+        for (const kind of combinedKinds(batch, single)) {
+          const done = await underSavepoint(
+            async () => {
+              const results = await kind[0].runAll(
+                client,
+                kind[1].map((p) => p.combinable?.item),
+              );
+              kind[1].forEach((pending, i) => {
+                pending.outcome = { ok: true, value: results[i] };
+              });
+            },
+            () => undefined,
+          );
+          if (!done) single.push(...kind[1]);
+        }
+        for (const pending of single) {
+          for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+            const done = await underSavepoint(
+              async () => {
+                pending.outcome = { ok: true, value: await pending.work(client) };
+              },
+              (error) => {
+                pending.outcome = { ok: false, error };
+              },
+            );
+            const error = pending.outcome?.ok === false ? pending.outcome.error : undefined;
+            const code = (error as { code?: unknown } | undefined)?.code;
+            if (done || typeof code !== 'string' || !retried.has(code)) break;
           }
         }
       })
@@ -119,4 +162,27 @@ export class PgGroupCommit {
         this.schedule();
       });
   }
+}
+
+/**
+ * The batch's combinable writes by kind, for the kinds with more than one write; every other write
+ * goes to `single`, in order.
+ */
+function combinedKinds(batch: readonly Pending[], single: Pending[]): [Combinable, Pending[]][] {
+  const kinds = new Map<string, Pending[]>();
+  for (const pending of batch) {
+    const key = pending.combinable?.key;
+    if (key === undefined) continue;
+    const list = kinds.get(key) ?? [];
+    list.push(pending);
+    kinds.set(key, list);
+  }
+  const combined: [Combinable, Pending[]][] = [];
+  for (const pending of batch) {
+    const list = pending.combinable === undefined ? undefined : kinds.get(pending.combinable.key);
+    if (list === undefined || list.length < 2) single.push(pending);
+    else if (list[0] === pending && pending.combinable !== undefined)
+      combined.push([pending.combinable, list]);
+  }
+  return combined;
 }

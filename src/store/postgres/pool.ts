@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { DomainError } from '../../errors.js';
-import { PgGroupCommit } from './group-commit.js';
+import { PgGroupCommit, type Combinable } from './group-commit.js';
 import { migratePostgres } from './migrations.js';
 
 /** What a URL says about the store, without the password. */
@@ -332,9 +332,10 @@ export class PostgresPool {
    * of the event loop (one COMMIT, one fsync for all; group-commit.ts), under a savepoint of its
    * own: it settles, as `transaction` does, once its transaction has committed, and a failure
    * rolls back `work` alone. For single writes only: `work` must not depend on running alone.
+   * `combinable`: how to do it in one statement with the others of its kind in the group.
    */
-  grouped<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.groups.run(work);
+  grouped<T>(work: (client: pg.PoolClient) => Promise<T>, combinable?: Combinable): Promise<T> {
+    return this.groups.run(work, combinable);
   }
 
   /** Groups committed by `grouped` and the writes in them. */

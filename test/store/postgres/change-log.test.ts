@@ -137,4 +137,43 @@ describe('the PostgreSQL change log and group commit', { skip }, () => {
       new Set(['cc:00:00:00:00:04', 'cc:00:00:00:00:05']),
     );
   });
+
+  test('writes done together in one statement: when it fails, each is done alone, and its partial work is undone', async () => {
+    const failingTogether = {
+      key: 'test:together',
+      runAll: async (client: import('pg').PoolClient): Promise<never> => {
+        await client.query(`UPDATE "Devices" SET "devComments" = 'together' WHERE "devMac" LIKE 'cc:%'`);
+        throw new Error('the statement for all failed');
+      },
+    };
+    const alone = (mac: string) => async (client: import('pg').PoolClient) => {
+      await client.query(`UPDATE "Devices" SET "devComments" = 'alone' WHERE "devMac" = $1`, [mac]);
+      return mac;
+    };
+    const before = a.pool.groupStats();
+    const results = await Promise.all([
+      a.pool.grouped(alone('cc:00:00:00:00:04'), { ...failingTogether, item: 4 }),
+      a.pool.grouped(alone('cc:00:00:00:00:05'), { ...failingTogether, item: 5 }),
+    ]);
+    assert.deepEqual(results, ['cc:00:00:00:00:04', 'cc:00:00:00:00:05']);
+    assert.equal(a.pool.groupStats().commits - before.commits, 1);
+    const rows = await a.pool.query<{ devComments: string }>(
+      `SELECT "devComments" FROM "Devices" WHERE "devMac" LIKE 'cc:%' ORDER BY "devMac"`,
+    );
+    assert.deepEqual(
+      rows.map((r) => r.devComments),
+      ['no hint', 'early', 'late', 'alone', 'alone'],
+    );
+    // And update-column's writes of one kind, done together: the last write of a device wins.
+    const updates = await Promise.all([
+      a.devices.update('cc:00:00:00:00:01', { devComments: 'first' }),
+      a.devices.update('cc:00:00:00:00:01', { devComments: 'second' }),
+      a.devices.update('cc:00:00:00:00:09', { devComments: 'nobody' }),
+    ]);
+    assert.deepEqual(updates, [true, true, false]);
+    const one = await a.pool.query<{ devComments: string }>(
+      `SELECT "devComments" FROM "Devices" WHERE "devMac" = 'cc:00:00:00:00:01'`,
+    );
+    assert.equal(one[0]?.devComments, 'second');
+  });
 });
