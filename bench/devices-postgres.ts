@@ -163,7 +163,7 @@ export async function benchDevicesPostgres(options: PostgresBenchOptions): Promi
           ? ''
           : `, ${Math.round((100 * rps) / options.sqliteGet)}% of SQLite's`;
       console.log(
-        `GET /device warm: ${Math.round(rps)} req/s (median of ${options.rounds})${share}; target >= 80%`,
+        `GET /device warm: ${Math.round(rps)} req/s (median of ${options.rounds}; ${gets.map(rate).join(' | ')})${share}; target >= 80%`,
       );
     } else {
       console.log(
