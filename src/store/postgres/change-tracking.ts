@@ -4,9 +4,9 @@
  * `poll()` stays synchronous: it drains a pending set that two sources fill as they happen:
  * - this server's own commits, exactly (the pool reports the devices the change triggers marked in
  *   the transaction, before the write's promise settles: a read after a write sees it);
- * - the other servers' commits, through the change channel (notify.ts): the devices named by
- *   each statement's message, or everything (`'all'`) after an overflow or a reconnect of the
- *   listening connection, when messages may have been missed.
+ * - the other servers' commits, from the change log (change-log.ts): the devices each of their
+ *   statements changed, read on their hint and on a short timer; or everything (`'all'`) when
+ *   the log may have been pruned unread, or after a resync of the change channel.
  */
 import type { ChangeReader, Changes } from '../devices.js';
 import type { RemoteChange } from './notify.js';
@@ -17,14 +17,6 @@ interface ReaderState {
 }
 
 const nothingChanged: ReadonlySet<string> = new Set();
-
-/** The body of a change trigger's message (migration 3): the devices one statement changed. */
-function changedMacs(body: unknown): string[] | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const macs = (body as { macs?: unknown }).macs;
-  if (!Array.isArray(macs) || !macs.every((mac) => typeof mac === 'string')) return undefined;
-  return macs;
-}
 
 export class PostgresChangeTracking {
   private readonly readers = new Set<ReaderState>();
@@ -70,18 +62,12 @@ export class PostgresChangeTracking {
   }
 
   /**
-   * A message from the change channel: the devices of a change trigger's message, everything on a
-   * resync. Another kind of message (a feed event relayed between servers) is not for the caches;
-   * true when it was one of the change triggers'.
+   * A message from the change channel: everything on a resync (messages may have been missed).
+   * True when it was one for the caches; a message (a feed event relayed between servers) is not.
    */
   remote(change: RemoteChange): boolean {
-    if (change.kind === 'resync') {
-      this.everything();
-      return true;
-    }
-    const macs = changedMacs(change.body);
-    if (macs === undefined) return false;
-    this.changed(macs);
+    if (change.kind !== 'resync') return false;
+    this.everything();
     return true;
   }
 

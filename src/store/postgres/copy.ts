@@ -43,7 +43,7 @@ export const copiedTables = [
 
 /** Tables the PostgreSQL store keeps that are derived, or its own bookkeeping. */
 const derivedTables = ['DeviceHistoryTotals', 'DeviceHistoryBuckets'];
-const bookkeepingTables = ['netkeep_migrations', 'netkeep_store'];
+const bookkeepingTables = ['netkeep_migrations', 'netkeep_store', 'netkeep_change_log'];
 
 /** Identity columns whose sequence must continue after the copied keys. */
 const identities = [

@@ -51,6 +51,7 @@ import { PostgresMacWrites } from './macs.js';
 import type { PostgresPool } from './pool.js';
 import { writeNames } from './presence.js';
 import { deleteDevice, markNameWritten, refuseParentCycle, updateDevice } from './device-writes.js';
+import { combinableUpdate } from './grouped-updates.js';
 import { refuseNul } from './text.js';
 
 const nameColumns = 'SELECT "devMac", "devName", "devNameSource", "devFQDN", "devLastIP" FROM "Devices"';
@@ -226,7 +227,10 @@ export class PostgresDeviceStore {
 
   /** Sets the given fields only. False when the device does not exist. */
   async update(mac: string, changes: DeviceChanges): Promise<boolean> {
-    return this.store.transaction((client) => updateDevice(client, mac, changes));
+    // Refused before it joins a group: a NUL would fail the group's combined statement.
+    refuseNul(changes);
+    // Shares its transaction and fsync with the writes around it (update-column's rate).
+    return this.store.grouped((client) => updateDevice(client, mac, changes), combinableUpdate(mac, changes));
   }
 
   /** Removes the device, its aliases, history, ports and scanner memory; frees its children. */

@@ -487,6 +487,42 @@ export const postgresMigrations: readonly PostgresMigration[] = [
           FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_changes('SELECT "mac" FROM new_rows UNION ALL SELECT "mac" FROM old_rows');
     `,
   },
+  {
+    description:
+      'The change log: the change triggers append the devices each statement changed to netkeep_change_log (kept or rolled back with the write) instead of a NOTIFY per statement, which serialised the commits of every server (no SQLite change)',
+    sqliteVersion: 11,
+    sql: `
+        -- One row per writing statement: the devices it changed, the writing server, and the
+        -- writing transaction's id, by which the other servers read the rows committed since
+        -- their last read (change-log.ts: a row they have not seen has an xid at or above the
+        -- xmin of their previous snapshot). A server sends a NOTIFY hint after its commits,
+        -- coalesced and off the write path; the others also read on a short timer, so a lost
+        -- hint delays a change by that period at most. Rows are pruned once every server has had
+        -- time to read them.
+        CREATE TABLE netkeep_change_log (
+          id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          xid XID8 NOT NULL DEFAULT pg_current_xact_id(),
+          server TEXT COLLATE "C" NOT NULL,
+          macs TEXT[] NOT NULL
+        );
+        CREATE INDEX netkeep_change_log_xid ON netkeep_change_log (xid);
+        CREATE OR REPLACE FUNCTION netkeep_note_changes() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+          macs TEXT[];
+        BEGIN
+          EXECUTE 'SELECT array_agg(DISTINCT m) FROM (' || TG_ARGV[0] || ') AS c (m) WHERE m <> '''''
+            INTO macs;
+          IF macs IS NULL THEN
+            RETURN NULL;
+          END IF;
+          PERFORM set_config('netkeep.changed',
+            coalesce(current_setting('netkeep.changed', true), '') || array_to_string(macs, chr(10)) || chr(10), true);
+          INSERT INTO netkeep_change_log (server, macs)
+            VALUES (coalesce(current_setting('netkeep.server', true), ''), macs);
+          RETURN NULL;
+        END $$;
+    `,
+  },
 ];
 
 /** The number of PostgreSQL migrations applied to the database (0 for a new database). */

@@ -10,6 +10,7 @@
  * connection drops may have missed messages; it reconnects by itself and reports a `resync` first.
  */
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers';
 import type pg from 'pg';
 import type { PostgresPool, StoreLog } from './pool.js';
 
@@ -27,6 +28,11 @@ const maxPayloadBytes = 7800;
 
 interface Envelope {
   readonly from: string;
+  /**
+   * The sender's count: PostgreSQL delivers two equal payloads of one transaction once, and two
+   * equal messages sent together are still two.
+   */
+  readonly seq?: number;
   readonly body?: unknown;
   readonly overflow?: true;
 }
@@ -46,6 +52,9 @@ export class PostgresChangeChannel {
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private delayMs: number;
+  private seq = 0;
+  private outgoing: { payload: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private sending = false;
 
   constructor(
     private readonly store: PostgresPool,
@@ -134,16 +143,70 @@ export class PostgresChangeChannel {
 
   /**
    * Tells the other servers about `body` (JSON). On `client` inside its transaction, the message
-   * goes out at COMMIT and is dropped by a ROLLBACK; without one, at once.
+   * goes out at COMMIT and is dropped by a ROLLBACK. Without one, it is queued and sent with the
+   * others of the same turn of the event loop, in order, in one transaction that does not wait for
+   * the disk (a message is not durable anyway: a listener that was away misses it); settles once
+   * sent. A NOTIFY holds a database-wide lock from its commit until the commit is done: one
+   * transaction per message, each waiting for an fsync, would serialise every server's writes.
    */
   async publish(body: unknown, client?: pg.PoolClient): Promise<void> {
-    let payload = JSON.stringify({ from: this.serverId, body } satisfies Envelope);
+    let payload = JSON.stringify({ from: this.serverId, seq: this.seq++, body } satisfies Envelope);
     if (Buffer.byteLength(payload) > maxPayloadBytes) {
       payload = JSON.stringify({ from: this.serverId, overflow: true } satisfies Envelope);
     }
-    const sql = 'SELECT pg_notify($1, $2)';
-    if (client === undefined) await this.store.query(sql, [changeChannel, payload]);
-    else await client.query(sql, [changeChannel, payload]);
+    if (client !== undefined) {
+      await client.query('SELECT pg_notify($1, $2)', [changeChannel, payload]);
+      return;
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.outgoing.push({ payload, resolve, reject });
+      this.sendQueued();
+    });
+  }
+
+  /** A hint that may be lost (change-log.ts): sent as `publish` sends. */
+  hint(body: unknown): Promise<void> {
+    return this.publish(body);
+  }
+
+  /** Sends the queued messages: one batch in flight at a time (their order is kept). */
+  private sendQueued(): void {
+    if (this.sending || this.outgoing.length === 0) return;
+    this.sending = true;
+    setImmediate(() => {
+      const batch = this.outgoing;
+      this.outgoing = [];
+      this.sendBatch(batch.map((m) => m.payload))
+        .then(
+          () => {
+            for (const message of batch) message.resolve();
+          },
+          (err: unknown) => {
+            for (const message of batch) message.reject(err);
+          },
+        )
+        .finally(() => {
+          this.sending = false;
+          this.sendQueued();
+        });
+    });
+  }
+
+  /** One round trip: the NOTIFYs in one transaction that does not wait for its fsync. */
+  private async sendBatch(payloads: readonly string[]): Promise<void> {
+    const client = await this.store.connect();
+    let broken = false;
+    try {
+      const notifies = payloads.map((p) => `NOTIFY ${changeChannel}, ${client.escapeLiteral(p)};`).join(' ');
+      await client.query(`BEGIN; SET LOCAL synchronous_commit = off; ${notifies} COMMIT`);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw this.store.translate(err);
+    } finally {
+      client.release(broken);
+    }
   }
 
   async stop(): Promise<void> {

@@ -8,6 +8,7 @@
  */
 import pg from 'pg';
 import { DomainError } from '../../errors.js';
+import { PgGroupCommit, type Combinable } from './group-commit.js';
 import { migratePostgres } from './migrations.js';
 
 /** What a URL says about the store, without the password. */
@@ -172,6 +173,8 @@ export class PostgresPool {
    * that its caches see its own writes before the write's promise settles.
    */
   onCommitted: ((macs: string[]) => void) | undefined;
+  /** The API's small writes, several to a transaction (group-commit.ts). */
+  private readonly groups = new PgGroupCommit({ transaction: (group) => this.transaction(group) });
 
   constructor(url: string, options: PostgresPoolOptions = {}) {
     const connection = parseStoreUrl(url);
@@ -322,6 +325,22 @@ export class PostgresPool {
       client.release(broken);
       if (mode === 'write') this.wrote();
     }
+  }
+
+  /**
+   * Runs `work` in a transaction shared with the other small writes that arrive in the same turn
+   * of the event loop (one COMMIT, one fsync for all; group-commit.ts), under a savepoint of its
+   * own: it settles, as `transaction` does, once its transaction has committed, and a failure
+   * rolls back `work` alone. For single writes only: `work` must not depend on running alone.
+   * `combinable`: how to do it in one statement with the others of its kind in the group.
+   */
+  grouped<T>(work: (client: pg.PoolClient) => Promise<T>, combinable?: Combinable): Promise<T> {
+    return this.groups.run(work, combinable);
+  }
+
+  /** Groups committed by `grouped` and the writes in them. */
+  groupStats(): { commits: number; writes: number } {
+    return this.groups.stats();
   }
 
   /**

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Store } from '../index.js';
 import type { DeviceStore } from '../devices.js';
 import type { ServerLink } from '../servers.js';
+import { PostgresChangeLog } from './change-log.js';
 import { PostgresChangeTracking } from './change-tracking.js';
 import { PostgresDeviceStore } from './devices.js';
 import { PostgresEventLog } from './event-log.js';
@@ -74,6 +75,15 @@ export interface PostgresStoreOptions {
   readonly serverId?: string;
   /** First delay before the change listener reconnects (notify.ts; default 500 ms). */
   readonly reconnectMs?: number;
+  /** How often the change log is read without a hint (change-log.ts; default 1 s). */
+  readonly changeLogPollMs?: number;
+}
+
+/** The hint a server sends after its commits: read the change log now (change-log.ts). */
+const changeHint = { changeLog: true } as const;
+
+function isChangeHint(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { changeLog?: unknown }).changeLog === true;
 }
 
 /**
@@ -87,22 +97,43 @@ export async function openPostgresStore(
   const serverId = options.serverId ?? randomUUID();
   const pool = await openPostgres(url, { log: options.log, serverId });
   const changes = new PostgresChangeTracking();
-  pool.onCommitted = (macs) => {
-    changes.changed(macs);
-  };
   const messageListeners = new Set<(body: unknown) => void>();
   const channel = new PostgresChangeChannel(pool, {
     serverId,
     log: options.log,
     ...(options.reconnectMs === undefined ? {} : { reconnectMs: options.reconnectMs }),
     onChange: (change) => {
+      if (change.kind === 'message' && isChangeHint(change.body)) {
+        changeLog.read().catch(() => undefined); // the timer reads again
+        return;
+      }
       if (changes.remote(change) || change.kind !== 'message') return;
       for (const listener of messageListeners) listener(change.body);
     },
   });
+  // The other servers' writes come from the change log, read on their hint and on a timer.
+  const changeLog = new PostgresChangeLog(pool, {
+    serverId,
+    log: options.log,
+    onChanged: (macs) => {
+      changes.changed(macs);
+    },
+    onEverything: () => {
+      changes.everything();
+    },
+    sendHint: () => channel.hint(changeHint),
+    ...(options.changeLogPollMs === undefined ? {} : { pollMs: options.changeLogPollMs }),
+  });
+  pool.onCommitted = (macs) => {
+    changes.changed(macs);
+    changeLog.committed();
+  };
   try {
     await channel.start();
+    await changeLog.start();
   } catch (err) {
+    await channel.stop();
+    await changeLog.stop();
     await pool.close();
     throw err;
   }
@@ -126,6 +157,7 @@ export async function openPostgresStore(
     },
   };
   return postgresStore(pool, changes, servers, async () => {
+    await changeLog.stop();
     await channel.stop();
     await Promise.all([...locks].map((lock) => lock.release()));
   });
