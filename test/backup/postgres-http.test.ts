@@ -7,7 +7,6 @@
  * level (every row of every table) is test/store/postgres/backup.test.ts.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { dbTime } from '../../src/time.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../helpers/requirements.js';
 import { TestServer } from '../helpers/server.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 
 const skip = skipUnlessCi(postgresMissing(), 'GET /backup on PostgreSQL');
 const restoreScript = fileURLToPath(new URL('../../../scripts/restore.mjs', import.meta.url));
@@ -34,29 +34,9 @@ async function download(server: TestServer, file: string): Promise<void> {
   writeFileSync(file, Buffer.from(await res.arrayBuffer()));
 }
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** `npm run restore -- --database-url <url> <file>` as a person runs it (scripts/restore.mjs). */
-function restore(cwd: string, url: string, file: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [restoreScript, '--database-url', url, file], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: cwd },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
+function restore(cwd: string, url: string, file: string): Promise<CliRun> {
+  return runCli(restoreScript, cwd, ['--database-url', url, file]);
 }
 
 async function get(server: TestServer, path: string): Promise<Json> {

@@ -7,7 +7,6 @@
  * a consistent store. A database that is not empty is refused, changing nothing.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +27,7 @@ import { netAlertXCopy } from '../../import/fixtures.js';
 import { fillStore } from '../../helpers/filled-store.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../../helpers/requirements.js';
+import { runCli, type CliRun } from '../../helpers/cli.js';
 
 const skip = skipUnlessCi(postgresMissing(), 'backup and restore on PostgreSQL');
 const restoreScript = fileURLToPath(new URL('../../../../scripts/restore.mjs', import.meta.url));
@@ -68,33 +68,9 @@ async function postgresDump(store: PostgresPool): Promise<Row> {
   return dump;
 }
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** `npm run restore -- --database-url <url> <file>` as a person runs it (scripts/restore.mjs). */
-function restore(cwd: string, url: string, file: string): Promise<Run> {
-  return restoreWith(cwd, ['--database-url', url, file]);
-}
-
-function restoreWith(cwd: string, args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [restoreScript, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: cwd },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
+function restore(cwd: string, url: string, file: string): Promise<CliRun> {
+  return runCli(restoreScript, cwd, ['--database-url', url, file]);
 }
 
 describe('backup and restore on PostgreSQL', { skip }, () => {
@@ -271,7 +247,7 @@ describe('backup and restore on PostgreSQL', { skip }, () => {
       [['--database-url', url, join(dir, 'netkeep-backup.db')], /only sslmode is read/],
       [['--database-url', server.url, notABackup], /is not a SQLite database; nothing was changed/],
     ] as const) {
-      const run = await restoreWith(dir, args);
+      const run = await runCli(restoreScript, dir, args);
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, expected);
       assert.ok(!(run.stdout + run.stderr).includes(server.password), 'the password is printed nowhere');

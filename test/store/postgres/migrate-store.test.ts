@@ -6,7 +6,6 @@
  * password is in none of the output.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import { importDatabase } from '../../../src/store/sqlite/import/importer.js';
 import { openPostgres, type PostgresPool } from '../../../src/store/postgres/pool.js';
 import { copiedTables } from '../../../src/store/postgres/copy.js';
 import { netAlertXCopy } from '../../import/fixtures.js';
+import { runCli, type CliRun } from '../../helpers/cli.js';
 import { fillStore } from '../../helpers/filled-store.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../../helpers/requirements.js';
@@ -24,29 +24,9 @@ import { requireAll, skipUnlessCi } from '../../helpers/requirements.js';
 const skip = skipUnlessCi(postgresMissing(), 'migrate-store tests');
 const cli = fileURLToPath(new URL('../../../src/store/postgres/migrate-cli.js', import.meta.url));
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function migrateStore(dataDir: string, args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      // A directory without a .env, and only the variables the CLI reads.
-      cwd: dataDir,
-      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
+/** `npm run migrate-store` in a directory without a .env, with only the variables the CLI reads. */
+function migrateStore(dataDir: string, args: readonly string[]): Promise<CliRun> {
+  return runCli(cli, dataDir, args);
 }
 
 type Row = Record<string, unknown>;
