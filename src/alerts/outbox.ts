@@ -33,7 +33,10 @@ export interface OutboxOptions {
   readonly channels: readonly ChannelName[];
   /** NOTIFY_EVENTS. */
   readonly enabledTypes: ReadonlySet<NotifiableEventType>;
-  /** Called after `record` wrote rows (the delivery loop wakes up; harmless if rolled back). */
+  /**
+   * Called after `record` wrote rows and again once they are committed (the delivery loop wakes
+   * up; harmless if rolled back).
+   */
   readonly onRecorded?: () => void;
   /** Called per channel row recorded as skipped (metrics). */
   readonly onSkipped?: (channel: ChannelName) => void;
@@ -96,6 +99,7 @@ export class Outbox {
     return {
       macs: [],
       createdAt: now,
+      committed: () => this.options.onRecorded?.(),
       plan: () => {
         this.options.onRecorded?.();
         return [
@@ -112,6 +116,7 @@ export class Outbox {
       macs: events.map((e) => e.mac),
       createdAt: now,
       plan: (devices) => this.plan(events, devices, now).batches,
+      committed: () => this.options.onRecorded?.(),
     };
   }
 

@@ -65,6 +65,12 @@ export interface NotifyRequest {
   /** Pure: decides from the devices (missing ones left out) which batches to write. */
   readonly plan: (devices: ReadonlyMap<string, AlertDevice>) => readonly NotificationBatch[];
   readonly createdAt: Date;
+  /**
+   * Called once the planned batches are committed, so that the delivery loop looks for them then
+   * (on PostgreSQL a read on another connection does not see them before; SQLite's transaction has
+   * committed before the loop's next turn anyway).
+   */
+  readonly committed?: () => void;
 }
 
 /** Every method is asynchronous; the writes are durable when they settle. */

@@ -55,10 +55,12 @@ export class PostgresOutboxStore implements AlertOutboxStore {
    * A cycle's notifications: planned from its devices as the cycle leaves them, and written. On
    * `client` inside the cycle's transaction; without one, in a transaction of its own.
    */
-  async writeRequested(request: NotifyRequest, client?: Queryable): Promise<void> {
-    const write = async (c: Queryable): Promise<void> => {
+  async writeRequested(request: NotifyRequest, client?: pg.PoolClient): Promise<void> {
+    const write = async (c: pg.PoolClient): Promise<void> => {
       const devices = await this.alertDevices([...new Set(request.macs)], c);
       await this.writeNotifications(request.plan(devices), request.createdAt, c);
+      const { committed } = request;
+      if (committed !== undefined) this.store.afterCommit(c, committed);
     };
     if (client !== undefined) await write(client);
     else await this.store.transaction(write);

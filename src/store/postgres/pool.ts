@@ -298,6 +298,27 @@ export class PostgresPool {
     return client;
   }
 
+  /** What to do once the transaction open on a connection has committed (`afterCommit`). */
+  private readonly afterCommitOf = new WeakMap<pg.PoolClient, (() => void)[]>();
+
+  /**
+   * Calls `then` once the transaction `client` is in (one of `transaction`'s) has committed; never
+   * when it rolls back. For what must not be seen before the commit: the alert outbox wakes its
+   * delivery loop with it, whose reads on other connections would not see rows still uncommitted.
+   */
+  afterCommit(client: pg.PoolClient, then: () => void): void {
+    const list = this.afterCommitOf.get(client);
+    if (list === undefined) this.afterCommitOf.set(client, [then]);
+    else list.push(then);
+  }
+
+  private runAfterCommit(client: pg.PoolClient): void {
+    const list = this.afterCommitOf.get(client);
+    if (list === undefined) return;
+    this.afterCommitOf.delete(client);
+    for (const then of list) then();
+  }
+
   /**
    * Runs `work` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when not.
    * `snapshot`: a read-only transaction that sees one snapshot throughout (REPEATABLE READ).
@@ -314,8 +335,10 @@ export class PostgresPool {
       const changed = mode === 'write' && this.onCommitted !== undefined ? await changedIn(client) : [];
       await client.query('COMMIT');
       if (changed.length > 0) this.onCommitted?.(changed);
+      this.runAfterCommit(client);
       return result;
     } catch (err) {
+      this.afterCommitOf.delete(client);
       await client.query('ROLLBACK').catch(() => {
         broken = true;
       });
