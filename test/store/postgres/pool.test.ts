@@ -114,6 +114,43 @@ describe('a real PostgreSQL', { skip }, () => {
     });
   });
 
+  test('afterCommit: called once the transaction has committed (another connection sees its rows), never after a rollback', async () => {
+    const store = await openPostgres(server.url);
+    try {
+      await store.query('CREATE TABLE after_commit_probe (n int)');
+      const seen: number[] = [];
+      const look = (): void => {
+        // Read on another connection of the pool, as the alert delivery loop does.
+        void store.query<{ c: string }>('SELECT count(*) AS c FROM after_commit_probe').then((rows) => {
+          seen.push(Number(rows[0]?.c));
+        });
+      };
+      await store.transaction(async (client) => {
+        await client.query('INSERT INTO after_commit_probe VALUES (1)');
+        store.afterCommit(client, look);
+        assert.deepEqual(seen, [], 'not before the COMMIT');
+      });
+      await assert.rejects(
+        store.transaction(async (client) => {
+          await client.query('INSERT INTO after_commit_probe VALUES (2)');
+          store.afterCommit(client, look);
+          throw new Error('rolled back');
+        }),
+      );
+      // The next transaction on the same connection does not inherit the rolled-back one's callback.
+      await store.transaction(async (client) => {
+        await client.query('SELECT 1');
+      });
+      for (let i = 0; i < 100 && seen.length < 1; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(seen, [1]);
+    } finally {
+      await store.query('DROP TABLE IF EXISTS after_commit_probe');
+      await store.close();
+    }
+  });
+
   test('a server stopped in the middle of a transaction: it rejects STORE_UNAVAILABLE and the process lives on', async () => {
     const lines: string[] = [];
     const store = new PostgresPool(server.url, {
