@@ -227,3 +227,31 @@ export function FieldInput(props: {
     </div>
   );
 }
+
+/** Every editable field as an input, in the groups of `grouped`, one fieldset each. */
+export function FieldGroups(props: {
+  readonly values: Readonly<Record<string, string | boolean>>;
+  readonly onChange: (name: string, value: string | boolean) => void;
+}) {
+  return (
+    <>
+      {grouped.map((g) => (
+        <fieldset key={g.title}>
+          <legend>{g.title}</legend>
+          <div class="grid">
+            {g.fields.map((f) => (
+              <FieldInput
+                key={f.name}
+                field={f}
+                value={props.values[f.name] ?? ''}
+                onChange={(v) => {
+                  props.onChange(f.name, v);
+                }}
+              />
+            ))}
+          </div>
+        </fieldset>
+      ))}
+    </>
+  );
+}

@@ -7,7 +7,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ErrorNote, TextField, useAction } from '../components';
-import { editable, FieldInput, fromInput, grouped, toInput } from '../fields';
+import { editable, FieldGroups, fromInput, toInput } from '../fields';
 import { Link, navigate, useLocation } from '../router';
 
 /** A random locally administered, unicast MAC (first octet x2, x6, xA or xE). */
@@ -75,23 +75,12 @@ export function AddDevicePage() {
             </div>
           </div>
         </fieldset>
-        {grouped.map((g) => (
-          <fieldset key={g.title}>
-            <legend>{g.title}</legend>
-            <div class="grid">
-              {g.fields.map((f) => (
-                <FieldInput
-                  key={f.name}
-                  field={f}
-                  value={values[f.name] ?? ''}
-                  onChange={(v) => {
-                    setValues((old) => ({ ...old, [f.name]: v }));
-                  }}
-                />
-              ))}
-            </div>
-          </fieldset>
-        ))}
+        <FieldGroups
+          values={values}
+          onChange={(name, v) => {
+            setValues((old) => ({ ...old, [name]: v }));
+          }}
+        />
         <div class="form-actions sticky">
           <button type="submit" class="primary" disabled={create.running}>
             {create.running ? 'Adding…' : 'Add device'}

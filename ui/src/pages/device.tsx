@@ -23,7 +23,7 @@ import {
   useGet,
   useLiveChanges,
 } from '../components';
-import { editable, FieldInput, fromInput, grouped, toInput } from '../fields';
+import { editable, FieldGroups, fromInput, toInput } from '../fields';
 import { Link, navigate } from '../router';
 import { NmapModeSelect, finalLines, outputLines, progressLine } from './tools';
 import { RandomMacBadge } from './devices';
@@ -109,24 +109,13 @@ function DeviceForm({ device, onSaved }: { readonly device: Device; readonly onS
   };
   return (
     <form class="device-form" onSubmit={(e) => void submit(e)} aria-label="Device details">
-      {grouped.map((g) => (
-        <fieldset key={g.title}>
-          <legend>{g.title}</legend>
-          <div class="grid">
-            {g.fields.map((f) => (
-              <FieldInput
-                key={f.name}
-                field={f}
-                value={values[f.name] ?? ''}
-                onChange={(v) => {
-                  setSaved(false);
-                  setValues((old) => ({ ...old, [f.name]: v }));
-                }}
-              />
-            ))}
-          </div>
-        </fieldset>
-      ))}
+      <FieldGroups
+        values={values}
+        onChange={(name, v) => {
+          setSaved(false);
+          setValues((old) => ({ ...old, [name]: v }));
+        }}
+      />
       <div class="form-actions sticky">
         <button type="submit" class="primary" disabled={save.running || changed.length === 0}>
           {save.running ? 'Saving…' : 'Save'}
