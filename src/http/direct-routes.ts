@@ -47,8 +47,8 @@ declare module 'fastify' {
 }
 
 /**
- * The `config` and `handler` of a route whose logic is `run` (spread both into the route's
- * options). The handler answers `run`'s text as is; what `run` throws goes to the error handler.
+ * The `config` (for the route's options) and the `handler` of a route whose logic is `run`. The
+ * handler sends `run`'s body as it is; what `run` throws goes to the error handler.
  */
 export function directRoute<Body>(run: DirectRun<Body>): {
   config: { direct: DirectRun<never> };
@@ -98,9 +98,15 @@ export class DirectRoutes {
 
   /** For an `onRoute` hook: records a direct route, refusing one that does not qualify. */
   readonly onRoute = (route: RouteOptions): void => {
+    const schema = (route.schema ?? {}) as Record<string, unknown>;
+    // Given a compiler factory, Fastify counts the compiler as a custom one and no longer lowers
+    // the names of a header schema's properties before compiling it (the only difference): so
+    // every route's header schema must name its headers in lower case already.
+    const headers = (schema.headers as { properties?: object } | undefined)?.properties ?? {};
+    if (Object.keys(headers).some((name) => name !== name.toLowerCase()))
+      throw new Error(`${route.url}: name the headers of a header schema in lower case`);
     const run = route.config?.direct;
     if (run === undefined) return;
-    const schema = (route.schema ?? {}) as Record<string, unknown>;
     const hooks = [route.onRequest, route.preParsing, route.preValidation, route.preHandler];
     if (
       /[:*]/.test(route.url) ||

@@ -88,7 +88,7 @@ describe('direct routes', () => {
     }
   });
 
-  test('a route with path parameters, a query schema or hooks of its own cannot be direct', async () => {
+  test('a route with path parameters, a query schema or hooks of its own cannot be direct; header names in lower case', async () => {
     const refused: [string, (app: App) => void][] = [
       [
         'path parameter',
@@ -120,6 +120,17 @@ describe('direct routes', () => {
     ];
     for (const [what, register] of refused)
       await assert.rejects(appWith(register), /a direct route takes a body only/, what);
+    // Any route: Fastify no longer lower-cases a header schema's names (the compiler is wrapped).
+    await assert.rejects(
+      appWith((plugin) => {
+        plugin.get(
+          '/h',
+          { schema: { headers: Type.Object({ 'Last-Event-ID': Type.String() }) } },
+          async () => 'ok',
+        );
+      }),
+      /in lower case/,
+    );
   });
 
   test('a direct route without a body schema is never called unvalidated', async () => {
