@@ -7,9 +7,10 @@
  * `POST /device/open_ports` is in src/watch/routes.ts, beside GET /device/<mac>/ports.
  */
 import { Readable } from 'node:stream';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { DomainError } from '../errors.js';
 import type { App } from '../http/app.js';
+import { directRoute } from '../http/direct-routes.js';
 import { commonErrors, ErrorRef, optionalBody } from '../http/schemas.js';
 import { DeviceListItemSchema, rowToJson } from '../devices/catalogue.js';
 import type { EventLogStore } from '../store/event-log.js';
@@ -105,6 +106,25 @@ function textInteger(
   return value;
 }
 
+/** POST /devices/search's body. */
+const SearchBody = Type.Object(
+  {
+    query: Type.String({
+      minLength: 1,
+      maxLength: maxQueryLength,
+      description: 'MAC (any form), or part of a name, IP, vendor or owner.',
+    }),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: maxSearchResults,
+        description: `Most devices returned, in MAC order (default ${defaultSearchResults}).`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** Every item of a device list, read a batch at a time. */
 async function allOf(
   repository: DeviceStore,
@@ -134,30 +154,30 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
   // NetAlertX: server/api_server/api_server_start.py (api_devices_search) and DeviceInstance.search
   // in server/models/device_instance.py: a MAC answers that device, otherwise a substring of MAC,
   // name or IP; nothing found is a 404.
+  // The search is a direct route (http/direct-routes.ts): MCP's search_devices calls its logic
+  // without a second HTTP request, validated by this route's own schema.
+  const search = directRoute(async (body: Static<typeof SearchBody>) => {
+    const text = body.query.trim();
+    if (text === '') throw new DomainError('invalid', 'query must not be blank.', { code: 'INVALID_SEARCH' });
+    const q = normalizeMac(text) ?? text;
+    // A plain search in MAC order: the SQL search would scan every row, twice (page, total).
+    const answer = await lists.answer({ q }, 0, body.limit ?? defaultSearchResults, async ({ items }) => {
+      const texts: string[] = [];
+      for await (const item of items) texts.push(item);
+      if (texts.length === 0) throw noDevices();
+      return `{"success":true,"devices":[${texts.join(',')}]}`;
+    });
+    return { status: 200, type: 'application/json; charset=utf-8', body: answer };
+  });
   app.post(
     '/devices/search',
     {
+      config: search.config,
       schema: {
         tags,
         summary:
           'Devices whose MAC, name, IP, vendor or owner contains the query (a whole MAC in any form: that device): {success, devices}. 404 when none.',
-        body: Type.Object(
-          {
-            query: Type.String({
-              minLength: 1,
-              maxLength: maxQueryLength,
-              description: 'MAC (any form), or part of a name, IP, vendor or owner.',
-            }),
-            limit: Type.Optional(
-              Type.Integer({
-                minimum: 1,
-                maximum: maxSearchResults,
-                description: `Most devices returned, in MAC order (default ${defaultSearchResults}).`,
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
+        body: SearchBody,
         response: {
           200: Type.Object({ success: Type.Literal(true), devices: DeviceListRef }),
           ...commonErrors,
@@ -165,25 +185,7 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
         },
       },
     },
-    async (request, reply) => {
-      const text = request.body.query.trim();
-      if (text === '')
-        throw new DomainError('invalid', 'query must not be blank.', { code: 'INVALID_SEARCH' });
-      const q = normalizeMac(text) ?? text;
-      // A plain search in MAC order: the SQL search would scan every row, twice (page, total).
-      const answer = await lists.answer(
-        { q },
-        0,
-        request.body.limit ?? defaultSearchResults,
-        async ({ items }) => {
-          const texts: string[] = [];
-          for await (const item of items) texts.push(item);
-          if (texts.length === 0) throw noDevices();
-          return `{"success":true,"devices":[${texts.join(',')}]}`;
-        },
-      );
-      return reply.type('application/json; charset=utf-8').send(answer);
-    },
+    search.handler,
   );
 
   // NetAlertX: api_devices_latest (api_server_start.py), DeviceInstance.getLatest: the device first

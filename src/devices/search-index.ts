@@ -48,10 +48,15 @@ function entryOf(row: SearchTexts): Entry {
  */
 const hasSeparator = (text: string): boolean => text.includes('\u0000') || text.includes('\u0001');
 
-/** Texts of every device in one string, and where each device's part starts. */
+/** Texts of every device in one string, where each device's part starts, and which characters occur. */
 interface Joined {
   readonly text: string;
   readonly starts: Uint32Array;
+  /**
+   * 1 for each UTF-16 code unit the text holds: a needle with a unit the text lacks matches
+   * nothing, without a scan (most searches of the MACs: a name's letters are not in `aa:bb:…`).
+   */
+  readonly units: Uint8Array;
 }
 
 function joinParts(parts: readonly string[]): Joined {
@@ -61,7 +66,10 @@ function joinParts(parts: readonly string[]): Joined {
     starts[i] = at;
     at += part.length + 1;
   }
-  return { text: parts.join('\u0001'), starts };
+  const text = parts.join('\u0001');
+  const units = new Uint8Array(65_536);
+  for (let i = 0; i < text.length; i++) units[text.charCodeAt(i)] = 1;
+  return { text, starts, units };
 }
 
 function joinTexts(entries: readonly Entry[]): { macs: Joined; texts: Joined } {
@@ -72,16 +80,18 @@ function joinTexts(entries: readonly Entry[]): { macs: Joined; texts: Joined } {
 }
 
 /**
- * Marks in `hit` every device whose part of `joined` holds `needle`: one `indexOf` over the whole
- * text (V8's string search skips ahead; a loop over 10,000 short strings does not), then on from
- * the next device's part.
+ * The devices whose part of `joined` holds `needle`, by index, ascending: one `indexOf` over the
+ * whole text (V8's string search skips ahead; a loop over 10,000 short strings does not), then on
+ * from the next device's part.
  */
-function findIn(joined: Joined, needle: string, hit: Uint8Array): void {
-  const { text, starts } = joined;
+function findIn(joined: Joined, needle: string): number[] {
+  const found: number[] = [];
+  const { text, starts, units } = joined;
+  for (let i = 0; i < needle.length; i++) if (units[needle.charCodeAt(i)] !== 1) return found;
   let from = 0;
   for (;;) {
     const at = text.indexOf(needle, from);
-    if (at < 0) return;
+    if (at < 0) return found;
     // The device whose part holds `at`: the last start at or before it.
     let low = 0;
     let high = starts.length - 1;
@@ -90,10 +100,27 @@ function findIn(joined: Joined, needle: string, hit: Uint8Array): void {
       if ((starts[mid] ?? 0) <= at) low = mid;
       else high = mid - 1;
     }
-    hit[low] = 1;
-    if (low + 1 >= starts.length) return;
+    found.push(low);
+    if (low + 1 >= starts.length) return found;
     from = starts[low + 1] ?? text.length;
   }
+}
+
+/** Two ascending lists of indexes as one, each index once. */
+function union(a: readonly number[], b: readonly number[]): number[] {
+  if (a.length === 0) return [...b];
+  if (b.length === 0) return [...a];
+  const all: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = a[i] ?? Infinity;
+    const y = b[j] ?? Infinity;
+    all.push(Math.min(x, y));
+    if (x <= y) i++;
+    if (y <= x) j++;
+  }
+  return all;
 }
 
 export class DeviceSearchIndex {
@@ -119,11 +146,12 @@ export class DeviceSearchIndex {
         .filter((e) => e.foldedMac.includes(macNeedle) || e.texts.some((text) => text.includes(needle)))
         .map((e) => e.mac);
     this.joined ??= joinTexts(entries);
-    const hit = new Uint8Array(entries.length);
-    findIn(this.joined.macs, macNeedle, hit);
-    findIn(this.joined.texts, needle, hit);
+    // Only the devices found are touched (no pass over every device): entries are in MAC order.
     const found: string[] = [];
-    for (const [i, entry] of entries.entries()) if (hit[i] === 1) found.push(entry.mac);
+    for (const i of union(findIn(this.joined.macs, macNeedle), findIn(this.joined.texts, needle))) {
+      const entry = entries[i];
+      if (entry !== undefined) found.push(entry.mac);
+    }
     return found;
   }
 

@@ -21,6 +21,7 @@ import secureJson from 'secure-json-parse';
 import { Type } from '@sinclair/typebox';
 import { isPublicPath, registerAuth, tokenChecker, tokenEquals } from './auth.js';
 import { handleClientError, registerCloseUnreadBodies, rewriteUrl, sendRouterError } from './connection.js';
+import { DirectRoutes } from './direct-routes.js';
 import { ApiError, errorBody, registerErrorHandler } from './errors.js';
 import { ErrorSchema } from './schemas.js';
 import sessionRoutes, { SessionStore } from './session.js';
@@ -72,9 +73,17 @@ export const appVersion = '0.1.0';
 
 const probedMethods: HTTPMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The routes an in-process caller may call without `app.inject` (direct-routes.ts). */
+    readonly directRoutes: DirectRoutes;
+  }
+}
+
 export async function buildApp(options: AppOptions): Promise<App> {
   const requestTimeout = options.requestTimeoutMs ?? 30_000;
   const isAuthorized = tokenChecker(options.token);
+  const directRoutes = new DirectRoutes();
   const app = Fastify({
     loggerInstance: typeof options.logger === 'object' ? options.logger : undefined,
     logger: typeof options.logger === 'boolean' ? options.logger : undefined,
@@ -107,6 +116,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
     ajv: {
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false },
     },
+    // Fastify's own Ajv compiler, remembering the body validator of each route: a direct call of a
+    // route (direct-routes.ts) validates with the route's own compiled function.
+    schemaController: { compilersFactory: { buildValidator: directRoutes.validatorFactory() } },
     // While closing, our own hook answers 503 with the JSON error body (Fastify's has another shape).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -115,6 +127,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app, options.bodyLimit);
+  app.decorate('directRoutes', directRoutes);
+  app.addHook('onRoute', directRoutes.onRoute);
   // First: the CORS plugin below adds a route (OPTIONS *), and every route must get its hooks.
   options.instrument?.(app);
   let closing = false;

@@ -3,8 +3,10 @@
  * answers), behind the same token as every route (the `onRequest` check runs before this handler).
  * Its tools are tools.ts's table over the OpenAPI document; a tool call is the route's request made
  * with `app.inject` and the caller's own credentials, so validation, logic, errors and
- * authorisation are exactly the route's. An answer of 4xx/5xx is a tool result with `isError` and
- * the route's error body as its text.
+ * authorisation are exactly the route's. A tool whose route is a direct route
+ * (http/direct-routes.ts: search_devices) calls the route's one function instead, validated by the
+ * route's own compiled schema, answering the same bytes without a second pass through Fastify. An
+ * answer of 4xx/5xx is a tool result with `isError` and the route's error body as its text.
  *
  * The ordinary request (one JSON-RPC request other than `initialize`, with the headers the
  * transport requires) goes to one SDK `Server` kept for the app's life, through a transport of
@@ -28,6 +30,7 @@ import {
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../http/app.js';
+import type { DirectOutcome } from '../http/direct-routes.js';
 import { ApiError, errorBody } from '../http/errors.js';
 import { ErrorRef } from '../http/schemas.js';
 import { RequestTransport } from './request-transport.js';
@@ -92,6 +95,21 @@ export default async function mcpRoutes(app: App, { version }: McpRoutesOptions)
   let listed: ReturnType<typeof listTools> | undefined;
   const toolList = (): ReturnType<typeof listTools> => (listed ??= listTools());
 
+  // The tools whose route is a direct route (http/direct-routes.ts): called as a function of the
+  // body, validated by the route's own compiled schema, without a second request through Fastify.
+  // The caller's authorisation is the /mcp request's: the same check as every route, and a POST
+  // (a session cookie needs this server's Origin), so whoever may call /mcp may call those routes.
+  let direct: ReadonlyMap<string, (body: unknown) => Promise<DirectOutcome>> | undefined;
+  const directOf = (tool: Tool) => {
+    direct ??= new Map(
+      [...toolMap().values()].flatMap((t) => {
+        const run = app.directRoutes.find(t.method, t.path);
+        return run === undefined ? [] : [[t.name, run] as const];
+      }),
+    );
+    return direct.get(tool.name);
+  };
+
   /** One tool call: the route's request with the caller's credentials; its answer as the result. */
   const call = async (request: FastifyRequest, name: string, args: Readonly<Record<string, unknown>>) => {
     const tool = toolMap().get(name);
@@ -110,6 +128,13 @@ export default async function mcpRoutes(app: App, { version }: McpRoutesOptions)
         JSON.stringify(errorBody(ApiError.badRequest(`Invalid arguments: ${made}`, 'VALIDATION_FAILED'))),
         true,
       );
+    const run = directOf(tool);
+    if (run !== undefined) {
+      const answer = await run(made.body);
+      if (answer.unexpected !== undefined) request.log.error({ err: answer.unexpected }, 'unexpected error');
+      const body = typeof answer.body === 'string' ? answer.body : answer.body.toString('utf8');
+      return text(body, answer.status >= 400);
+    }
     const headers: Record<string, string> = {};
     for (const name of forwarded) {
       const value = request.headers[name];

@@ -17,6 +17,7 @@ import Database from 'better-sqlite3';
 import { sqliteStore } from '../../src/store/sqlite/store.js';
 import { toolOperations } from '../../src/mcp/tools.js';
 import { InProcessServer } from '../helpers/inject.js';
+import type { TestResponse } from '../helpers/server.js';
 
 type Json = Record<string, unknown>;
 
@@ -242,6 +243,45 @@ describe('MCP at /mcp (the SDK client over HTTP)', () => {
     assert.equal((await app.request('GET', '/device/aa:00:00:00:00:01')).json.devName, 'Router');
   });
 
+  test("search_devices answers the route's own bytes, without a second request to the route", async () => {
+    // search_devices is a direct route (src/http/direct-routes.ts): the route's one function, called
+    // without app.inject, so the route's request count does not move; its answers, errors included,
+    // are the route's bytes.
+    const searches = async (): Promise<number> => {
+      const metrics = await app.request('GET', '/metrics');
+      const lines = metrics.text.split('\n').filter((line) => line.includes('route="/devices/search"'));
+      return lines
+        .filter((line) => line.startsWith('netkeep_http_requests_total'))
+        .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
+    };
+    const cases: Json[] = [
+      { query: 'router' },
+      { query: 'AA:00:00:00:00:02' },
+      { query: 'aa', limit: 1 },
+      { query: 'no such device' },
+      { query: '   ' },
+      { query: 'aa', limit: 0 },
+    ];
+    const rest: TestResponse[] = [];
+    for (const args of cases) rest.push(await app.request('POST', '/devices/search', { body: args }));
+    const before = await searches();
+    for (const [i, args] of cases.entries()) {
+      const result = (await client.callTool({ name: 'search_devices', arguments: args })) as ToolResult;
+      const answer = rest[i];
+      assert.ok(answer);
+      assert.deepEqual(
+        [result.isError === true, result.content[0]?.text],
+        [answer.status >= 400, answer.text],
+        JSON.stringify(args),
+      );
+    }
+    assert.deepEqual(
+      rest.map((r) => r.status),
+      [200, 200, 200, 404, 400, 400],
+    );
+    assert.equal(await searches(), before, 'no request went to POST /devices/search');
+  });
+
   test('get_open_ports: the ports the REST route answers, from the watch store', async () => {
     const router = 'aa:00:00:00:00:01';
     const set = await app.request('POST', `/device/${router}`, { body: { devLastIP: '10.0.0.1' } });
@@ -395,5 +435,27 @@ describe('MCP at /mcp (the SDK client over HTTP)', () => {
     });
     assert.equal(raw.status, 403);
     assert.equal((await app.request('GET', '/device/aa:00:00:00:00:01')).json.devName, 'Router');
+    // The direct route too (search_devices): no token, a wrong one, or a session cookie that is
+    // not a session, and nothing is searched.
+    for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${app.token}`]) {
+      const search = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          cookie: 'netkeep_session=not-a-session',
+          ...(authorization === undefined ? {} : { authorization }),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'search_devices', arguments: { query: 'router' } },
+        }),
+      });
+      const text = await search.text();
+      assert.equal(search.status, 403, text);
+      assert.doesNotMatch(text, /Router|aa:00:00:00:00:01/);
+    }
   });
 });
