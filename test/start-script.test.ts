@@ -158,14 +158,14 @@ describe('npm start', () => {
 
   test('flags: 512 MiB old generation, or less on a small machine; NODE_OPTIONS wins', () => {
     assert.deepEqual(serverNodeFlagsFor('', 24 * GiB), [
-      '--max-semi-space-size=2',
+      '--max-semi-space-size=8',
       '--max-old-space-size=512',
     ]);
     assert.deepEqual(serverNodeFlagsFor('', 1 * GiB), [
-      '--max-semi-space-size=2',
+      '--max-semi-space-size=8',
       '--max-old-space-size=256',
     ]);
-    assert.deepEqual(serverNodeFlagsFor('--max-old-space-size=4096', 24 * GiB), ['--max-semi-space-size=2']);
+    assert.deepEqual(serverNodeFlagsFor('--max-old-space-size=4096', 24 * GiB), ['--max-semi-space-size=8']);
     assert.deepEqual(serverNodeFlagsFor('--max_semi_space_size=16 --enable-source-maps', 24 * GiB), [
       '--max-old-space-size=512',
     ]);

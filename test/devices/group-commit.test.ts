@@ -30,7 +30,8 @@ async function withTable(use: (db: Database, insert: Statement<[number]>) => Pro
 describe('group commit', () => {
   test('writes queued in one turn share one commit; one that throws is rolled back alone', async () => {
     await withTable(async (db, insert) => {
-      const commits = new GroupCommit(db);
+      // Early groups (below) would commit the first 16 at once.
+      const commits = new GroupCommit(db, { earlyGroup: 100 });
       const results = await Promise.allSettled(
         Array.from({ length: 20 }, (_, i) =>
           commits.run(() => {
@@ -125,6 +126,102 @@ describe('group commit', () => {
       assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 0, 'nothing of the group was kept');
       // The next group works.
       assert.equal(await commits.run(() => insert.run(5).changes), 1);
+    });
+  });
+
+  test('with no flush pending, a full early group commits at once; no write is answered before its flush', async () => {
+    await withTable(async (db, insert) => {
+      const releases: (() => void)[] = [];
+      const commits = new GroupCommit(db, {
+        earlyGroup: 4,
+        flush: () =>
+          new Promise<void>((resolve) => {
+            releases.push(resolve);
+          }),
+      });
+      const answered: number[] = [];
+      const writes = Array.from({ length: 6 }, (_, i) =>
+        commits
+          .run(() => insert.run(i))
+          .then(() => {
+            answered.push(i);
+          }),
+      );
+      // The fourth write filled the group: committed and handed to its flush before the turn ended.
+      assert.deepEqual(commits.stats(), { commits: 1, writes: 4 });
+      assert.equal(releases.length, 1);
+      await new Promise((resolve) => setImmediate(resolve));
+      // The rest of the turn, at its end, while the first group's flush runs.
+      assert.deepEqual(commits.stats(), { commits: 2, writes: 6 });
+      assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 6);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(answered, [], 'committed but not flushed: nothing answered');
+      // Each group is answered by its own flush, never by another's.
+      releases[1]?.();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(answered, [4, 5]);
+      releases[0]?.();
+      await Promise.all(writes);
+      assert.deepEqual(
+        answered.sort((a, b) => a - b),
+        [0, 1, 2, 3, 4, 5],
+      );
+    });
+  });
+
+  test('while a group waits for its flush, or inside a transaction, the writes of a turn make one group', async () => {
+    await withTable(async (db, insert) => {
+      const releases: (() => void)[] = [];
+      const releaseAll = (): void => {
+        for (const release of releases.splice(0)) release();
+      };
+      const commits = new GroupCommit(db, {
+        earlyGroup: 4,
+        flush: () =>
+          new Promise<void>((resolve) => {
+            releases.push(resolve);
+          }),
+      });
+      const first = commits.run(() => insert.run(0));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(commits.stats(), { commits: 1, writes: 1 });
+      const waiting = Array.from({ length: 6 }, (_, i) => commits.run(() => insert.run(i + 1)));
+      assert.deepEqual(commits.stats(), { commits: 1, writes: 1 }, 'no early group while a flush is pending');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(commits.stats(), { commits: 2, writes: 7 });
+      releaseAll();
+      await Promise.all([first, ...waiting]);
+
+      // Queued from inside a transaction of the connection: committed after it, on their own.
+      const inside: Promise<unknown>[] = [];
+      db.transaction(() => {
+        for (let i = 0; i < 6; i++) inside.push(commits.run(() => insert.run(100 + i)));
+      })();
+      assert.deepEqual(commits.stats(), { commits: 2, writes: 7 });
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(commits.stats(), { commits: 3, writes: 13 });
+      releaseAll();
+      await Promise.all(inside);
+    });
+  });
+
+  test('a write that throws in an early group is rolled back alone', async () => {
+    await withTable(async (db, insert) => {
+      const commits = new GroupCommit(db, { earlyGroup: 4 });
+      const writes = Array.from({ length: 4 }, (_, i) =>
+        commits.run(() => {
+          insert.run(i);
+          if (i === 1) throw new Error('write 1 fails after its insert');
+          return i;
+        }),
+      );
+      assert.deepEqual(commits.stats(), { commits: 1, writes: 4 }, 'committed at once, as one group');
+      const results = await Promise.allSettled(writes);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+      );
+      assert.deepEqual(db.prepare('SELECT n FROM t ORDER BY n').pluck().all(), [0, 2, 3]);
     });
   });
 
