@@ -426,3 +426,9 @@ export const changeTrackingSql = `
   END;`;
 
 export const dataVersionSql = 'PRAGMA data_version';
+
+/** The change log (migration "The change log"), as change-tracking.ts reads it. */
+export const changeLogSql = {
+  bounds: 'SELECT MIN(id), MAX(id) FROM netkeep_change_log',
+  after: 'SELECT id, mac, seen FROM netkeep_change_log WHERE id > ? ORDER BY id',
+} as const;
