@@ -13,6 +13,7 @@ import { openDatabase } from '../../../src/db/connection.js';
 import type { Observation } from '../../../src/scanner/discovery.js';
 import { planCycle } from '../../../src/scanner/state-machine.js';
 import type { ChangeReader } from '../../../src/store/devices.js';
+import { BulkCounts } from '../../../src/store/sqlite/import/bulk-counts.js';
 import { SqliteDevices } from '../../../src/store/sqlite/devices.js';
 import { ScanStore } from '../../helpers/scan-store.js';
 
@@ -127,5 +128,27 @@ describe('the SQLite change log', () => {
       .run(macOf(4));
     assert.deepEqual(named(), [macOf(4)]);
     assert.deepEqual(seen(), [[macOf(4), '2024-06-15T13:00:00Z']]);
+  });
+
+  test("an import's history batch names its devices once each, with the log trigger back after it", () => {
+    const bulk = new BulkCounts(other);
+    const rowsBefore = other.prepare<[], number>('SELECT MAX(id) FROM netkeep_change_log').pluck().get() ?? 0;
+    other.transaction(() => {
+      bulk.insertCounted('Events', () => {
+        const insert = other.prepare(
+          "INSERT INTO Events (eve_MAC, eve_DateTime, eve_EventType) VALUES (?, '2024-06-01 10:00:00', 'Connected')",
+        );
+        for (let i = 0; i < 50; i++) insert.run(macOf(i % 2 === 0 ? 5 : 6));
+      });
+    })();
+    assert.deepEqual(named(), [macOf(5), macOf(6)]);
+    const rowsAfter = other.prepare<[], number>('SELECT MAX(id) FROM netkeep_change_log').pluck().get() ?? 0;
+    assert.equal(rowsAfter - rowsBefore, 2, 'one row per device, not per event');
+    other
+      .prepare(
+        "INSERT INTO Events (eve_MAC, eve_DateTime, eve_EventType) VALUES (?, '2024-06-01 11:00:00', 'Connected')",
+      )
+      .run(macOf(3));
+    assert.deepEqual(named(), [macOf(3)]);
   });
 });
