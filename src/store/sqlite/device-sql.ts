@@ -429,6 +429,8 @@ export const dataVersionSql = 'PRAGMA data_version';
 
 /** The change log (migration "The change log"), as change-tracking.ts reads it. */
 export const changeLogSql = {
-  bounds: 'SELECT MIN(id), MAX(id) FROM netkeep_change_log',
+  // Two subqueries: SQLite reads a lone MIN or MAX from one end of the table, but both in one
+  // SELECT scan every row.
+  bounds: 'SELECT (SELECT MIN(id) FROM netkeep_change_log), (SELECT MAX(id) FROM netkeep_change_log)',
   after: 'SELECT id, mac, seen FROM netkeep_change_log WHERE id > ? ORDER BY id',
 } as const;
