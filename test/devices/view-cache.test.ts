@@ -207,4 +207,19 @@ describe('DeviceJsonCache after another process moves only a last-connection tim
     await sameAsUncached(mac);
     assert.equal(computed, misses + 5);
   });
+
+  test('the same for a write on this connection (the scanner of this process)', async () => {
+    await sameAsUncached(mac);
+    await sameAsUncached(neighbour);
+    const misses = computed;
+    db.prepare("UPDATE Devices SET devLastConnection = '2024-06-15 11:59:55' WHERE devMac = ?").run(mac);
+    const texts = await sameAsUncached(mac);
+    assert.ok(texts[0]?.includes('"devLastConnection":"2024-06-15T11:59:55'), texts[0]);
+    assert.equal(computed, misses, 'kept, with the new time');
+    db.prepare(
+      "UPDATE Devices SET devLastConnection = '2024-06-15 11:59:56', devVendor = 'v' WHERE devMac = ?",
+    ).run(mac);
+    await sameAsUncached(mac);
+    assert.equal(computed, misses + 5, 'another column: read again');
+  });
 });

@@ -10,7 +10,13 @@ import type { Database, Statement } from 'better-sqlite3';
 import { CommitProbe } from '../../db/commit-probe.js';
 import { fieldsByName, fromColumn, type StoredField } from '../../devices/catalogue.js';
 import type { ChangeReader, Changes } from '../devices.js';
-import { changedDeviceFunction, changeLogSql, changeTrackingSql, dataVersionSql } from './device-sql.js';
+import {
+  changedDeviceFunction,
+  changeLogSql,
+  changeTrackingSql,
+  dataVersionSql,
+  seenDeviceFunction,
+} from './device-sql.js';
 
 /** What one change reader has not polled yet. */
 interface ReaderState {
@@ -44,6 +50,8 @@ export class ChangeTracking {
   private readonly commitProbe: CommitProbe;
   /** Devices whose answers this connection's writes changed, not yet handed to the readers. */
   private changedHere = new Set<string>();
+  /** Devices whose only change by this connection was devLastConnection: its latest value. */
+  private seenHere = new Map<string, string>();
   /** Every change reader, each with what it has not polled yet. */
   private readonly readers = new Set<ReaderState>();
   private dataVersion: number;
@@ -51,6 +59,12 @@ export class ChangeTracking {
   constructor(private readonly db: Database) {
     db.function(changedDeviceFunction, { deterministic: false }, (mac: unknown) => {
       if (typeof mac === 'string') this.changedHere.add(mac);
+      return null;
+    });
+    db.function(seenDeviceFunction, { deterministic: false }, (mac: unknown, value: unknown) => {
+      if (typeof mac !== 'string') return null;
+      if (typeof value === 'string') this.seenHere.set(mac, fromColumn(lastConnectionField, value) as string);
+      else this.changedHere.add(mac);
       return null;
     });
     db.exec(changeTrackingSql);
@@ -106,7 +120,10 @@ export class ChangeTracking {
       // Read before the version: when the version has not moved, no other connection had
       // committed by then, so every row up to this id is this connection's own (committed: no
       // transaction is open), already reported by the TEMP triggers.
-      const ownUpTo = this.changedHere.size > 0 && !inTransaction ? (this.logBoundsStmt.get()?.[1] ?? 0) : 0;
+      const ownUpTo =
+        (this.changedHere.size > 0 || this.seenHere.size > 0) && !inTransaction
+          ? (this.logBoundsStmt.get()?.[1] ?? 0)
+          : 0;
       version = this.dataVersionStmt.get() ?? 0;
       if (version === this.dataVersion) this.logId = Math.max(this.logId, ownUpTo);
       else if (inTransaction) {
@@ -123,9 +140,14 @@ export class ChangeTracking {
     }
     this.dataVersion = version;
     const changed = this.changedHere;
-    if (changed.size === 0) return;
-    this.changedHere = new Set();
-    for (const reader of this.readers) this.changedFully(reader, changed);
+    const seen = this.seenHere;
+    if (changed.size > 0) this.changedHere = new Set();
+    if (seen.size > 0) this.seenHere = new Map();
+    for (const mac of changed) seen.delete(mac);
+    for (const reader of this.readers) {
+      this.changedFully(reader, changed);
+      this.onlySeen(reader, seen);
+    }
   }
 
   /**
@@ -159,14 +181,19 @@ export class ChangeTracking {
     }
     for (const reader of this.readers) {
       this.changedFully(reader, full);
-      const pending = reader.pending;
-      if (pending === 'all') continue;
-      for (const [mac, value] of seen) {
-        if (!pending.has(mac)) {
-          pending.add(mac);
-          reader.seen.set(mac, value);
-        } else if (reader.seen.has(mac)) reader.seen.set(mac, value);
-      }
+      this.onlySeen(reader, seen);
+    }
+  }
+
+  /** `seen` changed devLastConnection only (to the values given), unless more is pending. */
+  private onlySeen(reader: ReaderState, seen: ReadonlyMap<string, string>): void {
+    const pending = reader.pending;
+    if (pending === 'all' || seen.size === 0) return;
+    for (const [mac, value] of seen) {
+      if (!pending.has(mac)) {
+        pending.add(mac);
+        reader.seen.set(mac, value);
+      } else if (reader.seen.has(mac)) reader.seen.set(mac, value);
     }
   }
 

@@ -151,4 +151,36 @@ describe('the SQLite change log', () => {
       .run(macOf(3));
     assert.deepEqual(named(), [macOf(3)]);
   });
+
+  test("this connection's own scan cycle: devices seen again come with their new time too", () => {
+    const scanner = new ScanStore(repo);
+    const at = (ms: number): Map<string, Observation> =>
+      new Map([1, 2].map((i) => [macOf(i), seenAt(`10.0.0.${String(i)}`)] as const)).set(
+        macOf(3),
+        seenAt(`10.0.3.${String(Math.floor(ms / 60_000) % 200)}`),
+      );
+    const apply = (ms: number): void => {
+      scanner.apply(
+        planCycle({
+          known: scanner.loadState(),
+          observations: at(ms),
+          missesBeforeAbsent: 1,
+          now: new Date(ms),
+        }),
+      );
+    };
+    const start = Date.UTC(2024, 5, 16, 12, 0, 0);
+    apply(start);
+    named();
+    apply(start + 60_000);
+    // 1 and 2 seen again at their address, 3 at a new one (4-6 were missed by both cycles).
+    assert.deepEqual(named(), [1, 2, 3].map(macOf));
+    assert.deepEqual(
+      seen(),
+      [1, 2].map((i) => [macOf(i), '2024-06-16T12:01:00Z']),
+    );
+    assert.ok(repo.update(macOf(1), { devOwner: 'changed' }));
+    assert.deepEqual(named(), [macOf(1)]);
+    assert.deepEqual(seen(), [], 'another column: read again');
+  });
 });
