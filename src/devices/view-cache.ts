@@ -8,9 +8,15 @@
  * start passes a row's time. The store says both (`TimedView`: `seconds`, `slope`, `until`), so an
  * entry keeps its text split around the hours value and a hit splices in the hours for `now`, until
  * `until`. Before each answer the store says which devices' answers changed since the last one
- * (its change reader): a write through this process drops exactly those entries (the device, its
- * parent when a child field changed, every device a scan cycle touched); a commit by another
- * process, whose rows nothing here can name, drops them all.
+ * (its change reader): a write drops exactly those entries (the device, its parent when a child
+ * field changed, every device a scan cycle touched), whichever process made it; "everything"
+ * (a replaced file, a change log pruned past what this reader read) drops them all.
+ *
+ * A device merely seen again by a scan cycle changes only its devLastConnection, once per cycle.
+ * Its answer then differs by that one value (no other field derives from it: devStatus and
+ * devSleeping read devPresentLastScan and the scanner's memory, the history fields read Events and
+ * Sessions), so when the change reader says that was the device's only change (`lastSeen`), its
+ * entries keep their text and take the new value in place.
  *
  * Why text: serialising ~40 fields per request was a large part of a GET, and a string takes a
  * fraction of the memory of the object it came from.
@@ -22,6 +28,12 @@ import { SizedMap } from './sized-map.js';
 interface Entry {
   /** JSON text up to and including `"devPresenceHours":`. */
   readonly head: string;
+  /**
+   * Where devLastConnection's value starts in `head` and its length; undefined when the key cannot
+   * be found once and only once (the entry is then dropped on any change).
+   */
+  readonly seenAt: number | undefined;
+  readonly seenLength: number;
   /** JSON text after the hours value. */
   readonly tail: string;
   /** Connected seconds at `atSeconds`. */
@@ -35,6 +47,7 @@ interface Entry {
 }
 
 const hoursKey = '"devPresenceHours":';
+const seenKey = '"devLastConnection":';
 
 const cachedPeriods = Object.keys(periods) as Period[];
 const entryKey = (mac: string, period: Period): string => `${period}|${mac}`;
@@ -70,11 +83,41 @@ export class DeviceJsonCache {
     for (const period of cachedPeriods) this.entries.delete(entryKey(mac, period));
   }
 
+  /** Every period's entry of a device takes `value` (JSON text) as its devLastConnection. */
+  private refreshSeen(mac: string, value: string): void {
+    for (const period of cachedPeriods) {
+      const key = entryKey(mac, period);
+      const entry = this.entries.get(key);
+      if (entry === undefined) continue;
+      const at = entry.seenAt;
+      if (at === undefined) {
+        this.entries.delete(key);
+        continue;
+      }
+      const head = `${entry.head.slice(0, at)}${value}${entry.head.slice(at + entry.seenLength)}`;
+      this.entries.set(key, { ...entry, head, seenLength: value.length });
+    }
+  }
+
+  /** Drops or refreshes the entries of the devices changed since the previous call. */
+  private takeChanges(): void {
+    const changed = this.changes.poll();
+    if (changed === 'all') {
+      this.entries.clear();
+      return;
+    }
+    if (changed.size === 0) return;
+    const seen = this.changes.lastSeen?.();
+    for (const device of changed) {
+      const value = seen?.get(device);
+      if (value === undefined) this.drop(device);
+      else this.refreshSeen(device, JSON.stringify(value));
+    }
+  }
+
   /** JSON text of the device for `period`, or undefined when the device does not exist. */
   async get(mac: string, now: Date, period: Period = 'all'): Promise<string | undefined> {
-    const changed = this.changes.poll();
-    if (changed === 'all') this.entries.clear();
-    else for (const device of changed) this.drop(device);
+    this.takeChanges();
     const nowMs = now.getTime();
     const nowSeconds = Math.floor(nowMs / 1000);
     const key = entryKey(mac, period);
@@ -96,8 +139,17 @@ export class DeviceJsonCache {
     const valueStart = json.indexOf(hoursKey) + hoursKey.length;
     const valueText = String(timed.view.devPresenceHours);
     if (valueStart < hoursKey.length || !json.startsWith(valueText, valueStart)) return json;
+    const head = json.slice(0, valueStart);
+    // The key once only: a devCustomProps object could hold a key of that name.
+    const seenKeyAt = head.indexOf(seenKey);
+    const seenText = JSON.stringify(timed.view.devLastConnection ?? null);
+    const seenAt = seenKeyAt + seenKey.length;
+    const seenFound =
+      seenKeyAt >= 0 && json.lastIndexOf(seenKey) === seenKeyAt && head.startsWith(seenText, seenAt);
     this.entries.set(key, {
-      head: json.slice(0, valueStart),
+      head,
+      seenAt: seenFound ? seenAt : undefined,
+      seenLength: seenText.length,
       tail: json.slice(valueStart + valueText.length),
       seconds: timed.seconds,
       slope: timed.slope,

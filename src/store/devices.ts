@@ -120,6 +120,12 @@ export type Changes = ReadonlySet<string> | 'all';
 export interface ChangeReader {
   /** The devices whose answers may have changed since this reader's previous poll. */
   poll(): Changes;
+  /**
+   * Of the devices the latest `poll` named, those whose only change was devLastConnection, each
+   * with its new value as the answer shows it: their answers differ from before by that value
+   * only. Every other device named must be read again. Absent or empty when the store cannot tell.
+   */
+  lastSeen?(): ReadonlyMap<string, string>;
 }
 
 /** The answer of a merge or a split: the device's MAC and all its MACs, its own first. */

@@ -26,7 +26,7 @@ import type { Observation } from '../../src/scanner/discovery.js';
 import { planCycle } from '../../src/scanner/state-machine.js';
 import { DomainError } from '../../src/errors.js';
 import { ScanStore } from '../helpers/scan-store.js';
-import { scanCycle, withDatabaseFiles } from '../helpers/property-db.js';
+import { scanCycle, stableIp, withDatabaseFiles } from '../helpers/property-db.js';
 import { dbTime, periods, periodStart, type Period } from '../../src/time.js';
 import { dumpCounts } from './history.js';
 
@@ -58,6 +58,7 @@ const eventType = fc.constantFrom(
 type Action =
   | { kind: 'advance'; ms: number }
   | { kind: 'scan'; present: string[] }
+  | { kind: 'foreignScan'; present: string[] }
   | { kind: 'edit'; mac: string; column: string; value: string | number }
   | { kind: 'copy'; from: string; to: string }
   | { kind: 'delete'; mac: string }
@@ -76,6 +77,9 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     ms: fc.oneof(fc.integer({ min: 1, max: 3 * day }), fc.constantFrom(1000, day, 7 * day, 30 * day)),
   }),
   fc.record({ kind: fc.constant('scan' as const), present: fc.subarray(macs) }),
+  // A cycle by another process (scan-cycler.ts): the change log names its devices, and those only
+  // seen again keep their cached answers with the new devLastConnection.
+  fc.record({ kind: fc.constant('foreignScan' as const), present: fc.subarray(macs) }),
   fc.record({
     kind: fc.constant('edit' as const),
     mac,
@@ -131,6 +135,18 @@ function apply(world: World, a: Action, irregularTime: (at: number) => string | 
     case 'scan':
       // As the scanner does: an alias sighting is its device's.
       scanCycle(world.store, a.present, now, repo.loadAliases());
+      return;
+    case 'foreignScan':
+      // A minute after the previous step, as cycles follow each other: devLastConnection moves.
+      world.clock += 60_000;
+      // Each MAC at an address of its own: a device seen again changes only devLastConnection.
+      scanCycle(
+        new ScanStore(new SqliteDevices(other)),
+        a.present,
+        new Date(world.clock),
+        repo.loadAliases(),
+        stableIp,
+      );
       return;
     case 'edit':
       if (a.column === 'devName') repo.update(a.mac, { devName: String(a.value) });

@@ -19,7 +19,7 @@ import { SqliteDevices } from '../../src/store/sqlite/devices.js';
 import { deviceCounters, deviceGroups } from '../../src/devices/status.js';
 import { deviceCountsSql, deviceTotalsSql } from '../../src/store/sqlite/status-sql.js';
 import { ScanStore } from '../helpers/scan-store.js';
-import { scanCycle, withDatabaseFiles } from '../helpers/property-db.js';
+import { scanCycle, stableIp, withDatabaseFiles } from '../helpers/property-db.js';
 
 const macs = ['02:00:00:00:00:01', '02:00:00:00:00:02', '02:00:00:00:00:03', '02:00:00:00:00:04'];
 const t0 = Date.UTC(2024, 5, 1, 12, 0, 0);
@@ -36,6 +36,7 @@ type Action =
   | { kind: 'copy'; from: string; to: string }
   | { kind: 'delete'; mac: string }
   | { kind: 'scan'; present: string[] }
+  | { kind: 'foreignScan'; present: string[] }
   | { kind: 'import'; mac: string; favorite: number }
   | { kind: 'rolledBack'; mac: string }
   | { kind: 'foreignInsert'; mac: string; archived: number; present: number }
@@ -63,6 +64,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ kind: fc.constant('copy' as const), from: mac, to: mac }),
   fc.record({ kind: fc.constant('delete' as const), mac }),
   fc.record({ kind: fc.constant('scan' as const), present: fc.subarray(macs) }),
+  fc.record({ kind: fc.constant('foreignScan' as const), present: fc.subarray(macs) }),
   fc.record({ kind: fc.constant('import' as const), mac, favorite: bit }),
   fc.record({ kind: fc.constant('rolledBack' as const), mac }),
   fc.record({ kind: fc.constant('foreignInsert' as const), mac, archived: bit, present: bit }),
@@ -109,6 +111,9 @@ async function apply(world: World, a: Action): Promise<void> {
       return;
     case 'scan':
       scanCycle(world.store, a.present, now);
+      return;
+    case 'foreignScan':
+      scanCycle(new ScanStore(new SqliteDevices(other)), a.present, now, new Map(), stableIp);
       return;
     case 'import':
       await world.compat.importDevices(

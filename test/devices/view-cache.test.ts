@@ -101,3 +101,125 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     assert.equal(computed, 3, 'the first device was dropped');
   });
 });
+
+describe('DeviceJsonCache after another process moves only a last-connection time', () => {
+  let dir: string;
+  let file: string;
+  let db: Database;
+  let other: Database;
+  let repo: SqliteDevices;
+  let counting: SqliteDeviceStore;
+  let computed: number;
+  let cache: DeviceJsonCache;
+  const mac = '02:00:00:00:0d:01';
+  const neighbour = '02:00:00:00:0d:02';
+  const now = Date.UTC(2024, 5, 15, 12, 0, 0);
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'netkeep-cache-seen-'));
+    file = join(dir, 'netkeep.db');
+    db = openDatabase(file);
+    other = openDatabase(file);
+    repo = new SqliteDevices(db);
+    const store = new SqliteDeviceStore(repo);
+    computed = 0;
+    counting = Object.create(store) as SqliteDeviceStore;
+    counting.getTimed = (...args: Parameters<SqliteDeviceStore['getTimed']>) => {
+      computed++;
+      return store.getTimed(...args);
+    };
+    cache = new DeviceJsonCache(counting);
+    assert.equal(
+      repo.create(mac, { devComments: 'quotes "devLastConnection":"x" inside' }, new Date(now)),
+      'created',
+    );
+    assert.equal(repo.create(neighbour, {}, new Date(now)), 'created');
+    // An open session: its hours grow, and the entry must still follow them.
+    db.prepare(
+      "INSERT INTO Sessions (ses_MAC, ses_IP, ses_EventTypeConnection, ses_DateTimeConnection, ses_StillConnected) VALUES (?, '10.0.0.1', 'Connected', '2024-06-15 10:00:00', 1)",
+    ).run(mac);
+  });
+  after(() => {
+    other.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The cached text for every period, each compared with the uncached answer; the texts. */
+  async function sameAsUncached(device: string): Promise<string[]> {
+    const texts: string[] = [];
+    for (const period of ['all', '1 day', '7 days', '1 month', '1 year'] as const) {
+      const text = await cache.get(device, new Date(now), period);
+      assert.ok(text !== undefined);
+      const fresh = await counting.getTimed(device, period, new Date(now));
+      computed--;
+      assert.equal(text, JSON.stringify(fresh?.view), `${device} ${period}`);
+      texts.push(text);
+    }
+    return texts;
+  }
+
+  test('the entry takes the new time in place, byte for byte the uncached answer', async () => {
+    await sameAsUncached(mac);
+    await sameAsUncached(neighbour);
+    const misses = computed;
+    await sameAsUncached(mac);
+    assert.equal(computed, misses, 'every period is a hit');
+    // What a scan cycle writes for a device seen again (presenceSql.updatePresence).
+    other
+      .prepare(
+        "UPDATE Devices SET devPresentLastScan = devPresentLastScan, devLastIP = devLastIP, devLastConnection = '2024-06-15 11:59:00' WHERE devMac = ?",
+      )
+      .run(mac);
+    const texts = await sameAsUncached(mac);
+    assert.ok(texts[0]?.includes('"devLastConnection":"2024-06-15T11:59:00'), texts[0]);
+    await sameAsUncached(neighbour);
+    assert.equal(computed, misses, "no answer was read again, the neighbour's neither");
+  });
+
+  test('a write that moves anything else as well drops the entry', async () => {
+    await sameAsUncached(mac);
+    const misses = computed;
+    other
+      .prepare(
+        "UPDATE Devices SET devLastConnection = '2024-06-15 11:59:30', devLastIP = '10.0.0.9' WHERE devMac = ?",
+      )
+      .run(mac);
+    const texts = await sameAsUncached(mac);
+    assert.ok(texts[0]?.includes('"devLastIP":"10.0.0.9"'));
+    assert.equal(computed, misses + 5, 'every period read again');
+    other
+      .prepare(
+        "INSERT INTO Events (eve_MAC, eve_DateTime, eve_EventType) VALUES (?, '2024-06-15 11:00:00', 'Device Down')",
+      )
+      .run(mac);
+    await sameAsUncached(mac);
+    assert.equal(computed, misses + 10, 'an event of the device: read again');
+    await sameAsUncached(neighbour);
+    assert.equal(computed, misses + 10, 'the neighbour was not named: still cached');
+  });
+
+  test('a new time and then another change in the same poll: read again', async () => {
+    await sameAsUncached(mac);
+    const misses = computed;
+    other.prepare("UPDATE Devices SET devLastConnection = '2024-06-15 11:59:40' WHERE devMac = ?").run(mac);
+    other.prepare("UPDATE Devices SET devOwner = 'someone' WHERE devMac = ?").run(mac);
+    other.prepare("UPDATE Devices SET devLastConnection = '2024-06-15 11:59:50' WHERE devMac = ?").run(mac);
+    await sameAsUncached(mac);
+    assert.equal(computed, misses + 5);
+  });
+
+  test('the same for a write on this connection (the scanner of this process)', async () => {
+    await sameAsUncached(mac);
+    await sameAsUncached(neighbour);
+    const misses = computed;
+    db.prepare("UPDATE Devices SET devLastConnection = '2024-06-15 11:59:55' WHERE devMac = ?").run(mac);
+    const texts = await sameAsUncached(mac);
+    assert.ok(texts[0]?.includes('"devLastConnection":"2024-06-15T11:59:55'), texts[0]);
+    assert.equal(computed, misses, 'kept, with the new time');
+    db.prepare(
+      "UPDATE Devices SET devLastConnection = '2024-06-15 11:59:56', devVendor = 'v' WHERE devMac = ?",
+    ).run(mac);
+    await sameAsUncached(mac);
+    assert.equal(computed, misses + 5, 'another column: read again');
+  });
+});

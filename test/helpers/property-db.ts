@@ -42,15 +42,22 @@ export async function withDatabaseFiles(
   }
 }
 
-/** One scan cycle at `now` in which exactly `present` answer (one miss makes a device absent). */
+/** An address of the MAC's own (its last byte), the same in every cycle. */
+export const stableIp = (mac: string): string => `10.0.1.${String(parseInt(mac.slice(-2), 16))}`;
+
+/**
+ * One scan cycle at `now` in which exactly `present` answer (one miss makes a device absent), at
+ * `ipOf` (by default their place in the list).
+ */
 export function scanCycle(
   store: ScanStore,
   present: readonly string[],
   now: Date,
   aliases: ReadonlyMap<string, string> = new Map(),
+  ipOf: (mac: string, i: number) => string = (_mac, i) => `10.0.0.${i + 1}`,
 ): void {
   const seen = new Map<string, Observation>(
-    present.map((m, i) => [m, { ips: [`10.0.0.${i + 1}`], vendor: '', source: 'arp-scan' }]),
+    present.map((m, i) => [m, { ips: [ipOf(m, i)], vendor: '', source: 'arp-scan' }]),
   );
   // Sightings of an alias are its device's (the scanner's alias step).
   const observations = mapAliases(seen, aliases).observations;

@@ -523,6 +523,13 @@ export const postgresMigrations: readonly PostgresMigration[] = [
         END $$;
     `,
   },
+  {
+    description:
+      "SQLite's version 12, its change log (netkeep_change_log and its triggers): no PostgreSQL change, PostgreSQL has had its own change log since migration 4",
+    sqliteVersion: 12,
+    // Nothing to run: a comment alone is an empty query, which PostgreSQL accepts.
+    sql: '-- no change',
+  },
 ];
 
 /** The number of PostgreSQL migrations applied to the database (0 for a new database). */

@@ -1,35 +1,70 @@
 /**
  * Which devices' answers may have changed, for the caches and the kept counts (each with a reader
  * of its own). TEMP triggers report every device this connection's writes touch, whoever on the
- * connection writes; `PRAGMA data_version` reveals commits by other processes (then every reader
- * is told "everything"). A commit probe reads the WAL-index header first (db/commit-probe.ts): when
- * nobody committed since the last look, no SQL runs at all.
+ * connection writes; `PRAGMA data_version` reveals commits by other connections, whose devices the
+ * change log names (netkeep_change_log, written by persistent triggers in whichever process
+ * writes: migration "The change log"). A commit probe reads the WAL-index header first
+ * (db/commit-probe.ts): when nobody committed since the last look, no SQL runs at all.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { CommitProbe } from '../../db/commit-probe.js';
+import { fieldsByName, fromColumn, type StoredField } from '../../devices/catalogue.js';
 import type { ChangeReader, Changes } from '../devices.js';
-import { changedDeviceFunction, changeTrackingSql, dataVersionSql } from './device-sql.js';
+import {
+  changedDeviceFunction,
+  changeLogSql,
+  changeTrackingSql,
+  dataVersionSql,
+  seenDeviceFunction,
+} from './device-sql.js';
 
 /** What one change reader has not polled yet. */
 interface ReaderState {
   pending: Set<string> | 'all';
+  /**
+   * The pending devices whose only change was devLastConnection: its latest value as the answer
+   * shows it. A device with any other change pending is not here.
+   */
+  seen: Map<string, string>;
+  /** `seen` of the latest poll. */
+  handed: ReadonlyMap<string, string>;
 }
 
+const lastConnectionField: StoredField = ((): StoredField => {
+  const field = fieldsByName.get('devLastConnection');
+  if (field === undefined) throw new Error('devLastConnection is not in the catalogue');
+  return field;
+})();
+
 const nothingChanged: ReadonlySet<string> = new Set();
+const noneSeen: ReadonlyMap<string, string> = new Map();
 
 export class ChangeTracking {
   private readonly dataVersionStmt: Statement<[], number>;
+  private readonly logBoundsStmt: Statement<[], [number | null, number | null]>;
+  private readonly logRowsStmt: Statement<[number], [number, unknown, unknown]>;
+  private readonly readLog: () => void;
+  /** The id of the last change-log row taken in (0: none yet). */
+  private logId: number;
   /** Asked before `dataVersionStmt`: whether any commit happened at all (see commit-probe.ts). */
   private readonly commitProbe: CommitProbe;
   /** Devices whose answers this connection's writes changed, not yet handed to the readers. */
   private changedHere = new Set<string>();
+  /** Devices whose only change by this connection was devLastConnection: its latest value. */
+  private seenHere = new Map<string, string>();
   /** Every change reader, each with what it has not polled yet. */
   private readonly readers = new Set<ReaderState>();
   private dataVersion: number;
 
-  constructor(db: Database) {
+  constructor(private readonly db: Database) {
     db.function(changedDeviceFunction, { deterministic: false }, (mac: unknown) => {
       if (typeof mac === 'string') this.changedHere.add(mac);
+      return null;
+    });
+    db.function(seenDeviceFunction, { deterministic: false }, (mac: unknown, value: unknown) => {
+      if (typeof mac !== 'string') return null;
+      if (typeof value === 'string') this.seenHere.set(mac, fromColumn(lastConnectionField, value) as string);
+      else this.changedHere.add(mac);
       return null;
     });
     db.exec(changeTrackingSql);
@@ -37,54 +72,149 @@ export class ChangeTracking {
     this.commitProbe.mayHaveChanged();
     this.dataVersionStmt = db.prepare<[], number>(dataVersionSql).pluck();
     this.dataVersion = this.dataVersionStmt.get() ?? 0;
+    this.logBoundsStmt = db.prepare<[], [number | null, number | null]>(changeLogSql.bounds).raw();
+    this.logRowsStmt = db.prepare<[number], [number, unknown, unknown]>(changeLogSql.after).raw();
+    this.logId = this.logBoundsStmt.get()?.[1] ?? 0;
+    // The bounds and the rows from one snapshot.
+    const readLog = db.transaction(() => {
+      this.takeLog();
+    });
+    this.readLog = () => {
+      readLog.deferred();
+    };
   }
 
   /** A new reader; it starts with nothing changed. */
   reader(): ChangeReader {
-    const state: ReaderState = { pending: new Set() };
+    const state: ReaderState = { pending: new Set(), seen: new Map(), handed: noneSeen };
     this.readers.add(state);
     return {
       poll: (): Changes => {
         this.collect();
         const pending = state.pending;
-        if (pending !== 'all' && pending.size === 0) return nothingChanged;
+        if (pending !== 'all' && pending.size === 0) {
+          state.handed = noneSeen;
+          return nothingChanged;
+        }
         state.pending = new Set();
+        state.handed = state.seen.size === 0 ? noneSeen : state.seen;
+        if (state.seen.size > 0) state.seen = new Map();
         return pending;
       },
+      lastSeen: (): ReadonlyMap<string, string> => state.handed,
     };
   }
 
   /**
    * Hands what changed to every reader. The TEMP triggers of `changeTrackingSql` report every
    * device this connection's writes touch; `PRAGMA data_version` moves with every commit by another
-   * connection (another process, the sqlite3 CLI), whose rows nothing here can name: then
-   * everything may have changed. The commit probe is asked first, so that when nobody committed,
-   * the usual case on a read, this costs one small read of the WAL-index and no statement.
+   * connection (another process, the sqlite3 CLI), whose devices the change log names. The commit
+   * probe is asked first, so that when nobody committed, the usual case on a read, this costs one
+   * small read of the WAL-index and no statement.
    */
   private collect(): void {
     if (!this.commitProbe.mayHaveChanged()) return;
+    const inTransaction = this.db.inTransaction;
     let version: number;
     try {
+      // Read before the version: when the version has not moved, no other connection had
+      // committed by then, so every row up to this id is this connection's own (committed: no
+      // transaction is open), already reported by the TEMP triggers.
+      const ownUpTo =
+        (this.changedHere.size > 0 || this.seenHere.size > 0) && !inTransaction
+          ? (this.logBoundsStmt.get()?.[1] ?? 0)
+          : 0;
       version = this.dataVersionStmt.get() ?? 0;
+      if (version === this.dataVersion) this.logId = Math.max(this.logId, ownUpTo);
+      else if (inTransaction) {
+        // This connection's own uncommitted rows are in the log too (their ids may be reused if
+        // they roll back): it is read once no transaction is open; meanwhile, everything.
+        for (const reader of this.readers) this.everythingFor(reader);
+        version = this.dataVersion;
+      } else this.readLog();
     } catch (error) {
       // The probe has already taken in the new header: without this, the next poll would see no
       // change and a foreign commit would never be noticed.
       this.commitProbe.forget();
       throw error;
     }
+    this.dataVersion = version;
     const changed = this.changedHere;
+    const seen = this.seenHere;
     if (changed.size > 0) this.changedHere = new Set();
-    if (version !== this.dataVersion) {
-      this.dataVersion = version;
-      for (const reader of this.readers) reader.pending = 'all';
+    if (seen.size > 0) this.seenHere = new Map();
+    for (const mac of changed) seen.delete(mac);
+    for (const reader of this.readers) {
+      this.changedFully(reader, changed);
+      this.onlySeen(reader, seen);
+    }
+  }
+
+  /**
+   * The change-log rows after the last one taken in (in a read transaction). Everything may have
+   * changed when rows this reader had not read are gone: pruned (it fell more than the log's
+   * length behind), or the log is older than what it read (the file was replaced, e.g. restored
+   * from a backup while the server ran).
+   */
+  private takeLog(): void {
+    const [low, high] = this.logBoundsStmt.get() ?? [null, null];
+    if (high === null || low === null) {
+      if (this.logId > 0) this.everything(0);
       return;
     }
-    if (changed.size === 0) return;
+    if (high < this.logId || low > this.logId + 1) {
+      this.everything(high);
+      return;
+    }
+    if (high === this.logId) return;
+    const full = new Set<string>();
+    const seen = new Map<string, string>();
+    for (const [id, mac, value] of this.logRowsStmt.iterate(this.logId)) {
+      this.logId = id;
+      if (typeof mac !== 'string') continue;
+      if (typeof value === 'string' && !full.has(mac)) {
+        seen.set(mac, fromColumn(lastConnectionField, value) as string);
+      } else {
+        full.add(mac);
+        seen.delete(mac);
+      }
+    }
     for (const reader of this.readers) {
-      const pending = reader.pending;
-      if (pending === 'all') continue;
-      if (pending.size === 0) reader.pending = new Set(changed);
-      else for (const mac of changed) pending.add(mac);
+      this.changedFully(reader, full);
+      this.onlySeen(reader, seen);
+    }
+  }
+
+  /** `seen` changed devLastConnection only (to the values given), unless more is pending. */
+  private onlySeen(reader: ReaderState, seen: ReadonlyMap<string, string>): void {
+    const pending = reader.pending;
+    if (pending === 'all' || seen.size === 0) return;
+    for (const [mac, value] of seen) {
+      if (!pending.has(mac)) {
+        pending.add(mac);
+        reader.seen.set(mac, value);
+      } else if (reader.seen.has(mac)) reader.seen.set(mac, value);
+    }
+  }
+
+  /** Every reader is told that everything changed; the log is read from `id` on. */
+  private everything(id: number): void {
+    this.logId = id;
+    for (const reader of this.readers) this.everythingFor(reader);
+  }
+
+  private everythingFor(reader: ReaderState): void {
+    reader.pending = 'all';
+    reader.seen.clear();
+  }
+
+  /** `changed` must be read again by `reader`. */
+  private changedFully(reader: ReaderState, changed: ReadonlySet<string>): void {
+    const pending = reader.pending;
+    if (pending === 'all' || changed.size === 0) return;
+    for (const mac of changed) {
+      pending.add(mac);
+      reader.seen.delete(mac);
     }
   }
 }

@@ -365,12 +365,24 @@ export const nameSql = {
  * to `changedDeviceFunction`, a function the store registers on the connection: the store learns of
  * each change as it is made, without a table to read back. A device's answer shows its own row and
  * history, and its children's name, status, relation, port and IP, so a child's change also marks
- * its parent. A change that is rolled back stays marked, which only costs a cache entry. Commits by
- * other connections are noticed through `PRAGMA data_version` instead.
+ * its parent. A change that is rolled back stays marked, which only costs a cache entry. An update
+ * that moved devLastConnection and no other column (a device seen again by a scan cycle) is
+ * reported to `seenDeviceFunction` instead, with the new value: the answer differs by it only.
+ * Commits by other connections are noticed through `PRAGMA data_version` instead.
  */
 export const changedDeviceFunction = 'netkeep_device_changed';
+export const seenDeviceFunction = 'netkeep_device_seen';
 const mark = (value: string): string => `SELECT ${changedDeviceFunction}(${value})`;
+/** Every Devices column but devLastConnection is as it was, and devLastConnection is a value. */
+const onlySeen = `NEW.devLastConnection IS NOT NULL AND ${storedFields
+  .filter((f) => f.name !== 'devLastConnection')
+  .map((f) => `OLD.${f.name} IS NEW.${f.name}`)
+  .join(' AND ')}`;
 export const changeTrackingSql = `
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_seen AFTER UPDATE ON main.Devices
+  WHEN ${onlySeen} BEGIN
+    SELECT ${seenDeviceFunction}(NEW.devMac, NEW.devLastConnection);
+  END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_insert AFTER INSERT ON main.Devices BEGIN
     ${mark('mac')} FROM (SELECT NEW.devMac AS mac UNION ALL
       SELECT NEW.devParentMAC WHERE NEW.devParentMAC != '');
@@ -379,7 +391,8 @@ export const changeTrackingSql = `
     ${mark('mac')} FROM (SELECT OLD.devMac AS mac UNION ALL
       SELECT OLD.devParentMAC WHERE OLD.devParentMAC != '');
   END;
-  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_update AFTER UPDATE ON main.Devices BEGIN
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_update AFTER UPDATE ON main.Devices
+  WHEN NOT (${onlySeen}) BEGIN
     ${mark('mac')} FROM (SELECT NEW.devMac AS mac UNION ALL SELECT OLD.devMac
       UNION ALL SELECT parent FROM (SELECT OLD.devParentMAC AS parent UNION ALL SELECT NEW.devParentMAC)
       WHERE parent != '' AND (OLD.devParentMAC IS NOT NEW.devParentMAC OR OLD.devName IS NOT NEW.devName
@@ -426,3 +439,11 @@ export const changeTrackingSql = `
   END;`;
 
 export const dataVersionSql = 'PRAGMA data_version';
+
+/** The change log (migration "The change log"), as change-tracking.ts reads it. */
+export const changeLogSql = {
+  // Two subqueries: SQLite reads a lone MIN or MAX from one end of the table, but both in one
+  // SELECT scan every row.
+  bounds: 'SELECT (SELECT MIN(id) FROM netkeep_change_log), (SELECT MAX(id) FROM netkeep_change_log)',
+  after: 'SELECT id, mac, seen FROM netkeep_change_log WHERE id > ? ORDER BY id',
+} as const;

@@ -536,6 +536,113 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'The change log: triggers append every device whose answer a write changed (by any process) to netkeep_change_log, which the other processes read when PRAGMA data_version moves; a Devices update that moved only devLastConnection records its new value',
+    up(db) {
+      // One row per device a row change touched, in commit order (writers are serialised; rowids
+      // are never reused: pruning keeps the newest row). 'seen' is the new devLastConnection when
+      // that was the only column of the device's row to change (its answer differs by that value
+      // only), otherwise NULL: the answer must be read again. The triggers mirror the TEMP
+      // triggers of device-sql.ts (changeTrackingSql): the device, its parent when a field its
+      // parent shows changed, aliases, history rows and the scanner's memory. Pruned by the insert
+      // trigger: every 1,024th row deletes the rows more than 131,072 behind (about ten scan cycles
+      // of 5,000 devices); a reader further behind is told that everything changed.
+      // Not STRICT and no NOT NULL: a row another program writes (an Event without a MAC, a time
+      // that is not text) must not make its write fail; the readers skip what is not a MAC.
+      // The Devices columns are those of version 11, listed literally (frozen): a later migration
+      // that adds a column must recreate netkeep_changes_devices_update with it
+      // (test/store/sqlite/change-log.test.ts checks the list against the table).
+      db.exec(`
+        CREATE TABLE netkeep_change_log (
+          id INTEGER PRIMARY KEY,
+          mac TEXT,
+          seen TEXT
+        );
+        CREATE TRIGGER netkeep_changes_prune AFTER INSERT ON netkeep_change_log
+        WHEN NEW.id % 1024 = 0 BEGIN
+          DELETE FROM netkeep_change_log WHERE id <= NEW.id - 131072;
+        END;
+        CREATE TRIGGER netkeep_changes_devices_insert AFTER INSERT ON Devices BEGIN
+          INSERT INTO netkeep_change_log (mac) SELECT NEW.devMac UNION ALL
+            SELECT NEW.devParentMAC WHERE NEW.devParentMAC != '';
+        END;
+        CREATE TRIGGER netkeep_changes_devices_delete AFTER DELETE ON Devices BEGIN
+          INSERT INTO netkeep_change_log (mac) SELECT OLD.devMac UNION ALL
+            SELECT OLD.devParentMAC WHERE OLD.devParentMAC != '';
+        END;
+        CREATE TRIGGER netkeep_changes_devices_update AFTER UPDATE ON Devices
+        WHEN NOT (OLD.devLastConnection IS NEW.devLastConnection
+            AND OLD.devMac IS NEW.devMac AND OLD.devName IS NEW.devName AND OLD.devOwner IS NEW.devOwner AND OLD.devType IS NEW.devType
+            AND OLD.devVendor IS NEW.devVendor AND OLD.devFavorite IS NEW.devFavorite AND OLD.devGroup IS NEW.devGroup AND OLD.devComments IS NEW.devComments
+            AND OLD.devFirstConnection IS NEW.devFirstConnection AND OLD.devLastIP IS NEW.devLastIP AND OLD.devStaticIP IS NEW.devStaticIP AND OLD.devScan IS NEW.devScan
+            AND OLD.devLogEvents IS NEW.devLogEvents AND OLD.devAlertEvents IS NEW.devAlertEvents AND OLD.devAlertDown IS NEW.devAlertDown AND OLD.devSkipRepeated IS NEW.devSkipRepeated
+            AND OLD.devLastNotification IS NEW.devLastNotification AND OLD.devPresentLastScan IS NEW.devPresentLastScan AND OLD.devIsNew IS NEW.devIsNew AND OLD.devLocation IS NEW.devLocation
+            AND OLD.devIsArchived IS NEW.devIsArchived AND OLD.devParentMAC IS NEW.devParentMAC AND OLD.devParentPort IS NEW.devParentPort AND OLD.devParentRelType IS NEW.devParentRelType
+            AND OLD.devReqNicsOnline IS NEW.devReqNicsOnline AND OLD.devIcon IS NEW.devIcon AND OLD.devGUID IS NEW.devGUID AND OLD.devSite IS NEW.devSite
+            AND OLD.devSSID IS NEW.devSSID AND OLD.devSyncHubNode IS NEW.devSyncHubNode AND OLD.devSourcePlugin IS NEW.devSourcePlugin AND OLD.devCustomProps IS NEW.devCustomProps
+            AND OLD.devFQDN IS NEW.devFQDN AND OLD.devCanSleep IS NEW.devCanSleep AND OLD.devMissesBeforeAbsent IS NEW.devMissesBeforeAbsent AND OLD.devPrimaryIPv6 IS NEW.devPrimaryIPv6
+            AND OLD.devNameSource IS NEW.devNameSource AND OLD.devWatchPorts IS NEW.devWatchPorts) BEGIN
+          INSERT INTO netkeep_change_log (mac, seen) SELECT NEW.devMac,
+            CASE WHEN NEW.devLastConnection IS NOT NULL
+              AND OLD.devMac IS NEW.devMac AND OLD.devName IS NEW.devName AND OLD.devOwner IS NEW.devOwner AND OLD.devType IS NEW.devType
+              AND OLD.devVendor IS NEW.devVendor AND OLD.devFavorite IS NEW.devFavorite AND OLD.devGroup IS NEW.devGroup AND OLD.devComments IS NEW.devComments
+              AND OLD.devFirstConnection IS NEW.devFirstConnection AND OLD.devLastIP IS NEW.devLastIP AND OLD.devStaticIP IS NEW.devStaticIP AND OLD.devScan IS NEW.devScan
+              AND OLD.devLogEvents IS NEW.devLogEvents AND OLD.devAlertEvents IS NEW.devAlertEvents AND OLD.devAlertDown IS NEW.devAlertDown AND OLD.devSkipRepeated IS NEW.devSkipRepeated
+              AND OLD.devLastNotification IS NEW.devLastNotification AND OLD.devPresentLastScan IS NEW.devPresentLastScan AND OLD.devIsNew IS NEW.devIsNew AND OLD.devLocation IS NEW.devLocation
+              AND OLD.devIsArchived IS NEW.devIsArchived AND OLD.devParentMAC IS NEW.devParentMAC AND OLD.devParentPort IS NEW.devParentPort AND OLD.devParentRelType IS NEW.devParentRelType
+              AND OLD.devReqNicsOnline IS NEW.devReqNicsOnline AND OLD.devIcon IS NEW.devIcon AND OLD.devGUID IS NEW.devGUID AND OLD.devSite IS NEW.devSite
+              AND OLD.devSSID IS NEW.devSSID AND OLD.devSyncHubNode IS NEW.devSyncHubNode AND OLD.devSourcePlugin IS NEW.devSourcePlugin AND OLD.devCustomProps IS NEW.devCustomProps
+              AND OLD.devFQDN IS NEW.devFQDN AND OLD.devCanSleep IS NEW.devCanSleep AND OLD.devMissesBeforeAbsent IS NEW.devMissesBeforeAbsent AND OLD.devPrimaryIPv6 IS NEW.devPrimaryIPv6
+              AND OLD.devNameSource IS NEW.devNameSource AND OLD.devWatchPorts IS NEW.devWatchPorts
+            THEN NEW.devLastConnection END;
+          INSERT INTO netkeep_change_log (mac) SELECT OLD.devMac WHERE OLD.devMac IS NOT NEW.devMac;
+          INSERT INTO netkeep_change_log (mac) SELECT parent FROM (SELECT OLD.devParentMAC AS parent
+              UNION ALL SELECT NEW.devParentMAC)
+            WHERE parent != '' AND (OLD.devParentMAC IS NOT NEW.devParentMAC OR OLD.devName IS NOT NEW.devName
+              OR OLD.devPresentLastScan IS NOT NEW.devPresentLastScan OR OLD.devAlertDown IS NOT NEW.devAlertDown
+              OR OLD.devParentRelType IS NOT NEW.devParentRelType OR OLD.devParentPort IS NOT NEW.devParentPort
+              OR OLD.devLastIP IS NOT NEW.devLastIP OR OLD.devMac IS NOT NEW.devMac);
+        END;
+        CREATE TRIGGER netkeep_changes_aliases_insert AFTER INSERT ON DeviceMacs BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (NEW.dma_DevMac);
+        END;
+        CREATE TRIGGER netkeep_changes_aliases_delete AFTER DELETE ON DeviceMacs BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (OLD.dma_DevMac);
+        END;
+        CREATE TRIGGER netkeep_changes_aliases_update AFTER UPDATE OF dma_DevMac ON DeviceMacs BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (OLD.dma_DevMac), (NEW.dma_DevMac);
+        END;
+        CREATE TRIGGER netkeep_changes_events_insert AFTER INSERT ON Events BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (NEW.eve_MAC);
+        END;
+        CREATE TRIGGER netkeep_changes_events_delete AFTER DELETE ON Events BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (OLD.eve_MAC);
+        END;
+        CREATE TRIGGER netkeep_changes_events_update AFTER UPDATE ON Events BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (OLD.eve_MAC), (NEW.eve_MAC);
+        END;
+        CREATE TRIGGER netkeep_changes_sessions_insert AFTER INSERT ON Sessions BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (NEW.ses_MAC);
+        END;
+        CREATE TRIGGER netkeep_changes_sessions_delete AFTER DELETE ON Sessions BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (OLD.ses_MAC);
+        END;
+        CREATE TRIGGER netkeep_changes_sessions_update AFTER UPDATE ON Sessions BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (OLD.ses_MAC), (NEW.ses_MAC);
+        END;
+        CREATE TRIGGER netkeep_changes_scanstate_insert AFTER INSERT ON ScanState BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (NEW.mac);
+        END;
+        CREATE TRIGGER netkeep_changes_scanstate_delete AFTER DELETE ON ScanState BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (OLD.mac);
+        END;
+        CREATE TRIGGER netkeep_changes_scanstate_update AFTER UPDATE ON ScanState BEGIN
+          INSERT INTO netkeep_change_log (mac) VALUES (OLD.mac), (NEW.mac);
+        END;
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

@@ -33,7 +33,12 @@ function sqliteSchema(db: Database): {
   const names = (type: string): { name: string; tbl_name: string }[] =>
     db
       .prepare<[string], { name: string; tbl_name: string }>(
-        "SELECT name, tbl_name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        // The change log (netkeep_change_log, its triggers netkeep_changes_*) is each store's own,
+        // left out on both sides: PostgreSQL's names writing statements by transaction id for
+        // other servers, SQLite's names rows by rowid for other processes on the same file, with
+        // the last-connection-only marker SQLite's readers need. Neither is read by the other.
+        `SELECT name, tbl_name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'
+           AND name NOT LIKE 'netkeep\\_%' ESCAPE '\\' AND tbl_name NOT LIKE 'netkeep\\_%' ESCAPE '\\' ORDER BY name`,
       )
       .all(type);
   const tables = new Map<string, Column[]>();

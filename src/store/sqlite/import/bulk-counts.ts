@@ -27,6 +27,16 @@ const insertTriggerNames: Readonly<Record<HistoryTable, string>> = {
   Sessions: 'Sessions_counts_insert',
 };
 
+/**
+ * The change log's insert trigger of each history table (migration "The change log"), which would
+ * append a row per imported row: off during a batch too, and the batch's devices are appended once
+ * each after it.
+ */
+const logTriggers: Readonly<Record<HistoryTable, { name: string; mac: string }>> = {
+  Events: { name: 'netkeep_changes_events_insert', mac: 'eve_MAC' },
+  Sessions: { name: 'netkeep_changes_sessions_insert', mac: 'ses_MAC' },
+};
+
 const addCounts = `
   INSERT INTO main.DeviceHistoryTotals SELECT * FROM temp.DeviceHistoryTotals WHERE true
     ON CONFLICT (mac) DO UPDATE SET events = events + excluded.events,
@@ -41,6 +51,8 @@ const addCounts = `
 export class BulkCounts {
   /** Per table with its trigger: the trigger's stored text, and the statement of its last rowid. */
   private readonly tables = new Map<HistoryTable, { trigger: string; lastRowid: Statement<[], number> }>();
+  /** Per table, the change log's insert trigger's stored text (absent: none to turn off). */
+  private readonly logTriggers = new Map<HistoryTable, string>();
 
   constructor(private readonly db: Database) {
     const stored = db.prepare<[string], string>(
@@ -54,6 +66,8 @@ export class BulkCounts {
           trigger,
           lastRowid: db.prepare<[], number>(`SELECT COALESCE(MAX(rowid), 0) FROM main.${table}`).pluck(),
         });
+      const logTrigger = stored.pluck().get(logTriggers[table].name);
+      if (logTrigger !== undefined) this.logTriggers.set(table, logTrigger);
     }
   }
 
@@ -65,10 +79,18 @@ export class BulkCounts {
     const kept = this.tables.get(table);
     if (kept === undefined) return insert();
     const after = kept.lastRowid.get() ?? 0;
+    const logTrigger = this.logTriggers.get(table);
     this.db.exec(`DROP TRIGGER main.${insertTriggerNames[table]}`);
+    if (logTrigger !== undefined) this.db.exec(`DROP TRIGGER main.${logTriggers[table].name}`);
     const result = insert();
     this.countRowsAfter(table, after);
     this.db.exec(kept.trigger);
+    if (logTrigger !== undefined) {
+      this.db.exec(logTrigger);
+      // `after` is an integer read from the table; the names are constants.
+      this.db.exec(`INSERT INTO main.netkeep_change_log (mac)
+        SELECT DISTINCT ${logTriggers[table].mac} FROM main.${table} WHERE rowid > ${Math.trunc(after)}`);
+    }
     return result;
   }
 

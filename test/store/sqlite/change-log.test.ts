@@ -1,0 +1,186 @@
+/**
+ * The SQLite change log (migration "The change log"): another process's writes are named device by
+ * device, a device whose only change was devLastConnection comes with its new value, and a reader
+ * told nothing it can trust (the log pruned past it) is told that everything changed.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Database } from 'better-sqlite3';
+import { openDatabase } from '../../../src/db/connection.js';
+import type { Observation } from '../../../src/scanner/discovery.js';
+import { planCycle } from '../../../src/scanner/state-machine.js';
+import type { ChangeReader } from '../../../src/store/devices.js';
+import { BulkCounts } from '../../../src/store/sqlite/import/bulk-counts.js';
+import { SqliteDevices } from '../../../src/store/sqlite/devices.js';
+import { ScanStore } from '../../helpers/scan-store.js';
+
+const macOf = (i: number): string => `02:00:00:00:0e:${i.toString(16).padStart(2, '0')}`;
+const seenAt = (ip: string): Observation => ({ ips: [ip], vendor: '', source: 'arp-scan' });
+
+describe('the SQLite change log', () => {
+  let dir: string;
+  let db: Database;
+  let other: Database;
+  let repo: SqliteDevices;
+  let reader: ChangeReader;
+  /** The devices named by a poll, sorted; fails on "everything". */
+  const named = (): string[] => {
+    const changes = reader.poll();
+    assert.notEqual(changes, 'all');
+    return changes === 'all' ? [] : [...changes].sort();
+  };
+  /** What the last poll said was only a new devLastConnection, sorted. */
+  const seen = (): [string, string][] => {
+    const last = reader.lastSeen?.();
+    assert.ok(last !== undefined, 'the SQLite reader tells');
+    return [...last].sort();
+  };
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'netkeep-change-log-'));
+    const file = join(dir, 'netkeep.db');
+    db = openDatabase(file);
+    other = openDatabase(file);
+    repo = new SqliteDevices(db);
+    reader = repo.changeReader();
+  });
+  after(() => {
+    other.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the update trigger compares every Devices column but devLastConnection', () => {
+    const columns = db
+      .prepare<[], { name: string }>('PRAGMA table_info(Devices)')
+      .all()
+      .map((c) => c.name);
+    const sql =
+      db
+        .prepare<[], string>(
+          "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'netkeep_changes_devices_update'",
+        )
+        .pluck()
+        .get() ?? '';
+    for (const column of columns) {
+      const compared = sql.split(`OLD.${column} IS NEW.${column}`).length - 1;
+      // In the WHEN (anything changed at all) and in the CASE (nothing but devLastConnection).
+      assert.equal(compared, column === 'devLastConnection' ? 1 : 2, `${column} in ${sql}`);
+    }
+  });
+
+  test("another process's scan cycle is named device by device; devices seen again come with their new time", () => {
+    const scanner = new ScanStore(new SqliteDevices(other));
+    const first = new Map<string, Observation>();
+    for (let i = 1; i <= 6; i++) first.set(macOf(i), seenAt(`10.0.0.${i}`));
+    const apply = (observations: Map<string, Observation>, at: number): void => {
+      scanner.apply(
+        planCycle({ known: scanner.loadState(), observations, missesBeforeAbsent: 1, now: new Date(at) }),
+      );
+    };
+    const start = Date.UTC(2024, 5, 15, 12, 0, 0);
+    apply(first, start);
+    assert.deepEqual(named(), [1, 2, 3, 4, 5, 6].map(macOf));
+    assert.deepEqual(seen(), [], 'new devices are not merely seen again');
+    // 1-3 and 6 seen again at the same address, 4 at a new address, 5 not seen (disconnects).
+    const second = new Map<string, Observation>([
+      [macOf(1), seenAt('10.0.0.1')],
+      [macOf(2), seenAt('10.0.0.2')],
+      [macOf(3), seenAt('10.0.0.3')],
+      [macOf(4), seenAt('10.0.0.40')],
+      [macOf(6), seenAt('10.0.0.6')],
+    ]);
+    apply(second, start + 60_000);
+    assert.deepEqual(named(), [1, 2, 3, 4, 5, 6].map(macOf));
+    assert.deepEqual(
+      seen(),
+      [1, 2, 3, 6].map((i) => [macOf(i), '2024-06-15T12:01:00Z']),
+      'the new address of 4 and the disconnection of 5 are other changes',
+    );
+    assert.deepEqual(reader.poll(), new Set(), 'nothing more');
+    // A device not touched is not named.
+    other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?').run('me', macOf(2));
+    assert.deepEqual(named(), [macOf(2)]);
+    assert.deepEqual(seen(), []);
+  });
+
+  test('a reader the log was pruned past is told that everything changed', () => {
+    other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?').run('again', macOf(3));
+    // More rows than the log keeps, written by another process before this reader looks again.
+    other.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 140000)
+      INSERT INTO netkeep_change_log (mac) SELECT '02:00:00:00:0f:01' FROM n`);
+    const rows = other.prepare<[], number>('SELECT COUNT(*) FROM netkeep_change_log').pluck().get() ?? 0;
+    assert.ok(rows <= 131_072 + 1024, `the log stays bounded (${rows} rows)`);
+    assert.equal(reader.poll(), 'all');
+    // And from there on, named again.
+    other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?').run('later', macOf(1));
+    assert.deepEqual(named(), [macOf(1)]);
+  });
+
+  test("this connection's own writes are named by its TEMP triggers and not read again from the log", () => {
+    assert.ok(repo.update(macOf(4), { devOwner: 'here' }));
+    assert.deepEqual(named(), [macOf(4)]);
+    other
+      .prepare("UPDATE Devices SET devLastConnection = '2024-06-15 13:00:00' WHERE devMac = ?")
+      .run(macOf(4));
+    assert.deepEqual(named(), [macOf(4)]);
+    assert.deepEqual(seen(), [[macOf(4), '2024-06-15T13:00:00Z']]);
+  });
+
+  test("an import's history batch names its devices once each, with the log trigger back after it", () => {
+    const bulk = new BulkCounts(other);
+    const rowsBefore = other.prepare<[], number>('SELECT MAX(id) FROM netkeep_change_log').pluck().get() ?? 0;
+    other.transaction(() => {
+      bulk.insertCounted('Events', () => {
+        const insert = other.prepare(
+          "INSERT INTO Events (eve_MAC, eve_DateTime, eve_EventType) VALUES (?, '2024-06-01 10:00:00', 'Connected')",
+        );
+        for (let i = 0; i < 50; i++) insert.run(macOf(i % 2 === 0 ? 5 : 6));
+      });
+    })();
+    assert.deepEqual(named(), [macOf(5), macOf(6)]);
+    const rowsAfter = other.prepare<[], number>('SELECT MAX(id) FROM netkeep_change_log').pluck().get() ?? 0;
+    assert.equal(rowsAfter - rowsBefore, 2, 'one row per device, not per event');
+    other
+      .prepare(
+        "INSERT INTO Events (eve_MAC, eve_DateTime, eve_EventType) VALUES (?, '2024-06-01 11:00:00', 'Connected')",
+      )
+      .run(macOf(3));
+    assert.deepEqual(named(), [macOf(3)]);
+  });
+
+  test("this connection's own scan cycle: devices seen again come with their new time too", () => {
+    const scanner = new ScanStore(repo);
+    const at = (ms: number): Map<string, Observation> =>
+      new Map([1, 2].map((i) => [macOf(i), seenAt(`10.0.0.${String(i)}`)] as const)).set(
+        macOf(3),
+        seenAt(`10.0.3.${String(Math.floor(ms / 60_000) % 200)}`),
+      );
+    const apply = (ms: number): void => {
+      scanner.apply(
+        planCycle({
+          known: scanner.loadState(),
+          observations: at(ms),
+          missesBeforeAbsent: 1,
+          now: new Date(ms),
+        }),
+      );
+    };
+    const start = Date.UTC(2024, 5, 16, 12, 0, 0);
+    apply(start);
+    named();
+    apply(start + 60_000);
+    // 1 and 2 seen again at their address, 3 at a new one (4-6 were missed by both cycles).
+    assert.deepEqual(named(), [1, 2, 3].map(macOf));
+    assert.deepEqual(
+      seen(),
+      [1, 2].map((i) => [macOf(i), '2024-06-16T12:01:00Z']),
+    );
+    assert.ok(repo.update(macOf(1), { devOwner: 'changed' }));
+    assert.deepEqual(named(), [macOf(1)]);
+    assert.deepEqual(seen(), [], 'another column: read again');
+  });
+});
