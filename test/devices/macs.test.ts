@@ -150,6 +150,17 @@ onEachStore('several MACs per device', (_store, start) => {
     const edit = await server.request('POST', `/device/${from}`, { body: { devComments: 'via alias' } });
     assert.equal(edit.status, 200, edit.text);
     assert.equal((await get(to)).devComments, 'via alias');
+    // update-column too (it tries the MAC as a device first, then as an alias).
+    const column = await server.request('POST', `/device/${from}/update-column`, {
+      body: { columnName: 'devOwner', columnValue: 'Bob' },
+    });
+    assert.equal(column.status, 200, column.text);
+    assert.equal((await get(to)).devOwner, 'Bob');
+    assert.equal((await get(from)).devOwner, 'Bob', 'the alias answers the changed device');
+    const unknown = await server.request('POST', `/device/${newMac(false)}/update-column`, {
+      body: { columnName: 'devOwner', columnValue: 'Bob' },
+    });
+    assert.equal(unknown.status, 404, unknown.text);
   });
 
   test('merge: 404 when either is missing, 400 same device or into its own alias, 409 already merged; nothing changes', async () => {
