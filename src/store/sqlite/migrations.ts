@@ -553,6 +553,18 @@ export const migrations: readonly Migration[] = [
       // The Devices columns are those of version 11, listed literally (frozen): a later migration
       // that adds a column must recreate netkeep_changes_devices_update with it
       // (test/store/sqlite/change-log.test.ts checks the list against the table).
+      // Every column but devLastConnection unchanged: the update trigger's WHEN (something else
+      // moved) and its 'seen' value (only devLastConnection moved) both test it.
+      const sameButLastConnection = `AND OLD.devMac IS NEW.devMac AND OLD.devName IS NEW.devName AND OLD.devOwner IS NEW.devOwner AND OLD.devType IS NEW.devType
+        AND OLD.devVendor IS NEW.devVendor AND OLD.devFavorite IS NEW.devFavorite AND OLD.devGroup IS NEW.devGroup AND OLD.devComments IS NEW.devComments
+        AND OLD.devFirstConnection IS NEW.devFirstConnection AND OLD.devLastIP IS NEW.devLastIP AND OLD.devStaticIP IS NEW.devStaticIP AND OLD.devScan IS NEW.devScan
+        AND OLD.devLogEvents IS NEW.devLogEvents AND OLD.devAlertEvents IS NEW.devAlertEvents AND OLD.devAlertDown IS NEW.devAlertDown AND OLD.devSkipRepeated IS NEW.devSkipRepeated
+        AND OLD.devLastNotification IS NEW.devLastNotification AND OLD.devPresentLastScan IS NEW.devPresentLastScan AND OLD.devIsNew IS NEW.devIsNew AND OLD.devLocation IS NEW.devLocation
+        AND OLD.devIsArchived IS NEW.devIsArchived AND OLD.devParentMAC IS NEW.devParentMAC AND OLD.devParentPort IS NEW.devParentPort AND OLD.devParentRelType IS NEW.devParentRelType
+        AND OLD.devReqNicsOnline IS NEW.devReqNicsOnline AND OLD.devIcon IS NEW.devIcon AND OLD.devGUID IS NEW.devGUID AND OLD.devSite IS NEW.devSite
+        AND OLD.devSSID IS NEW.devSSID AND OLD.devSyncHubNode IS NEW.devSyncHubNode AND OLD.devSourcePlugin IS NEW.devSourcePlugin AND OLD.devCustomProps IS NEW.devCustomProps
+        AND OLD.devFQDN IS NEW.devFQDN AND OLD.devCanSleep IS NEW.devCanSleep AND OLD.devMissesBeforeAbsent IS NEW.devMissesBeforeAbsent AND OLD.devPrimaryIPv6 IS NEW.devPrimaryIPv6
+        AND OLD.devNameSource IS NEW.devNameSource AND OLD.devWatchPorts IS NEW.devWatchPorts`;
       db.exec(`
         CREATE TABLE netkeep_change_log (
           id INTEGER PRIMARY KEY,
@@ -573,28 +585,10 @@ export const migrations: readonly Migration[] = [
         END;
         CREATE TRIGGER netkeep_changes_devices_update AFTER UPDATE ON Devices
         WHEN NOT (OLD.devLastConnection IS NEW.devLastConnection
-            AND OLD.devMac IS NEW.devMac AND OLD.devName IS NEW.devName AND OLD.devOwner IS NEW.devOwner AND OLD.devType IS NEW.devType
-            AND OLD.devVendor IS NEW.devVendor AND OLD.devFavorite IS NEW.devFavorite AND OLD.devGroup IS NEW.devGroup AND OLD.devComments IS NEW.devComments
-            AND OLD.devFirstConnection IS NEW.devFirstConnection AND OLD.devLastIP IS NEW.devLastIP AND OLD.devStaticIP IS NEW.devStaticIP AND OLD.devScan IS NEW.devScan
-            AND OLD.devLogEvents IS NEW.devLogEvents AND OLD.devAlertEvents IS NEW.devAlertEvents AND OLD.devAlertDown IS NEW.devAlertDown AND OLD.devSkipRepeated IS NEW.devSkipRepeated
-            AND OLD.devLastNotification IS NEW.devLastNotification AND OLD.devPresentLastScan IS NEW.devPresentLastScan AND OLD.devIsNew IS NEW.devIsNew AND OLD.devLocation IS NEW.devLocation
-            AND OLD.devIsArchived IS NEW.devIsArchived AND OLD.devParentMAC IS NEW.devParentMAC AND OLD.devParentPort IS NEW.devParentPort AND OLD.devParentRelType IS NEW.devParentRelType
-            AND OLD.devReqNicsOnline IS NEW.devReqNicsOnline AND OLD.devIcon IS NEW.devIcon AND OLD.devGUID IS NEW.devGUID AND OLD.devSite IS NEW.devSite
-            AND OLD.devSSID IS NEW.devSSID AND OLD.devSyncHubNode IS NEW.devSyncHubNode AND OLD.devSourcePlugin IS NEW.devSourcePlugin AND OLD.devCustomProps IS NEW.devCustomProps
-            AND OLD.devFQDN IS NEW.devFQDN AND OLD.devCanSleep IS NEW.devCanSleep AND OLD.devMissesBeforeAbsent IS NEW.devMissesBeforeAbsent AND OLD.devPrimaryIPv6 IS NEW.devPrimaryIPv6
-            AND OLD.devNameSource IS NEW.devNameSource AND OLD.devWatchPorts IS NEW.devWatchPorts) BEGIN
+            ${sameButLastConnection}) BEGIN
           INSERT INTO netkeep_change_log (mac, seen) SELECT NEW.devMac,
             CASE WHEN NEW.devLastConnection IS NOT NULL
-              AND OLD.devMac IS NEW.devMac AND OLD.devName IS NEW.devName AND OLD.devOwner IS NEW.devOwner AND OLD.devType IS NEW.devType
-              AND OLD.devVendor IS NEW.devVendor AND OLD.devFavorite IS NEW.devFavorite AND OLD.devGroup IS NEW.devGroup AND OLD.devComments IS NEW.devComments
-              AND OLD.devFirstConnection IS NEW.devFirstConnection AND OLD.devLastIP IS NEW.devLastIP AND OLD.devStaticIP IS NEW.devStaticIP AND OLD.devScan IS NEW.devScan
-              AND OLD.devLogEvents IS NEW.devLogEvents AND OLD.devAlertEvents IS NEW.devAlertEvents AND OLD.devAlertDown IS NEW.devAlertDown AND OLD.devSkipRepeated IS NEW.devSkipRepeated
-              AND OLD.devLastNotification IS NEW.devLastNotification AND OLD.devPresentLastScan IS NEW.devPresentLastScan AND OLD.devIsNew IS NEW.devIsNew AND OLD.devLocation IS NEW.devLocation
-              AND OLD.devIsArchived IS NEW.devIsArchived AND OLD.devParentMAC IS NEW.devParentMAC AND OLD.devParentPort IS NEW.devParentPort AND OLD.devParentRelType IS NEW.devParentRelType
-              AND OLD.devReqNicsOnline IS NEW.devReqNicsOnline AND OLD.devIcon IS NEW.devIcon AND OLD.devGUID IS NEW.devGUID AND OLD.devSite IS NEW.devSite
-              AND OLD.devSSID IS NEW.devSSID AND OLD.devSyncHubNode IS NEW.devSyncHubNode AND OLD.devSourcePlugin IS NEW.devSourcePlugin AND OLD.devCustomProps IS NEW.devCustomProps
-              AND OLD.devFQDN IS NEW.devFQDN AND OLD.devCanSleep IS NEW.devCanSleep AND OLD.devMissesBeforeAbsent IS NEW.devMissesBeforeAbsent AND OLD.devPrimaryIPv6 IS NEW.devPrimaryIPv6
-              AND OLD.devNameSource IS NEW.devNameSource AND OLD.devWatchPorts IS NEW.devWatchPorts
+              ${sameButLastConnection}
             THEN NEW.devLastConnection END;
           INSERT INTO netkeep_change_log (mac) SELECT OLD.devMac WHERE OLD.devMac IS NOT NEW.devMac;
           INSERT INTO netkeep_change_log (mac) SELECT parent FROM (SELECT OLD.devParentMAC AS parent
