@@ -11,7 +11,7 @@
  * The young generation is 8 MiB per semi-space, not 2: every request in flight is alive at each
  * scavenge, so with 32 concurrent requests a 2 MiB semi-space made a scavenge every ~130 requests,
  * each copying the same in-flight objects. At 8 MiB the server spent 9-29 % less CPU per request
- * (cached GET, a kept page of the list, update-column; issue 29) for ~15-20 MiB more peak RSS.
+ * (cached GET, a kept page of the list, update-column) for ~15-20 MiB more peak RSS.
  *
  * The old-generation limit is 512 MiB, or V8's own default where that is lower (about a quarter of the
  * RAM): never above what V8 would choose. netkeep's live data is far smaller: ~30 MiB under the
