@@ -351,10 +351,9 @@ export default async function newerCompatRoutes(app: App, opts: NewerRoutesOptio
         let first = true;
         const rows = deviceRows(store);
         for await (const row of rows) {
-          const device = {
-            ...rowToJson(row),
-            devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
-          };
+          // Assigned, not spread: see deviceListItemOf (store/sqlite/devices.ts).
+          const device = rowToJson(row);
+          device.devStatus = deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number);
           yield `${first ? '' : ','}${JSON.stringify(device)}`;
           first = false;
         }

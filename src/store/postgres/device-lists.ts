@@ -14,7 +14,7 @@
  * text and the site are only ever bound parameters.
  */
 import type { PoolClient, QueryResultRow } from 'pg';
-import { fieldsByName, rowToJson, storedFields, type DeviceRow } from '../../devices/catalogue.js';
+import { fieldsByName, storedFields, type DeviceRow } from '../../devices/catalogue.js';
 import {
   macSearchText,
   naturalKey,
@@ -23,9 +23,9 @@ import {
   type DeviceListStatus,
   type SortColumn,
 } from '../../devices/list-query.js';
-import { deviceStatus, deviceStatuses, type DeviceGroup, type DeviceStatus } from '../../devices/status.js';
-import { isRandomMac } from '../../validation.js';
+import { deviceStatuses, type DeviceGroup, type DeviceStatus } from '../../devices/status.js';
 import type { DeviceListItem, Page, PageResult, SearchTexts } from '../devices.js';
+import { deviceListItemOf } from '../sqlite/devices.js';
 import { containsPattern } from '../sqlite/list-sql.js';
 import type { PostgresPool } from './pool.js';
 import { groupPredicate, presenceFlagColumns, presenceFlagSql, statusPredicate } from './status-sql.js';
@@ -139,16 +139,6 @@ export function byName(rows: readonly NameRow[], descending: boolean): string[] 
   return keyed.map((row) => row.mac);
 }
 
-function itemOf(row: DeviceRow): DeviceListItem {
-  return {
-    ...rowToJson(row),
-    devStatus: deviceStatus(row.devPresentLastScan as number, row.devAlertDown as number),
-    devSleeping: row.devSleeping === 1 ? 1 : 0,
-    devFlapping: row.devFlapping === 1 ? 1 : 0,
-    devRandomMac: isRandomMac(row.devMac as string) ? 1 : 0,
-  };
-}
-
 const searchTextColumns = `"devMac", ${searchColumns.map((c) => `"${c}"`).join(', ')}`;
 
 /** Runs one statement: on the pool, or on a transaction's connection. */
@@ -183,7 +173,7 @@ export class PostgresDeviceLists {
         [...params, page.limit, page.offset],
       );
       const total = await run<{ n: number }>(`SELECT count(*)::bigint AS n FROM "Devices" ${where}`, params);
-      return { items: rows.map(itemOf), total: total[0]?.n ?? 0 };
+      return { items: rows.map(deviceListItemOf), total: total[0]?.n ?? 0 };
     }, 'snapshot');
   }
 
@@ -237,6 +227,6 @@ async function listItems(run: Run, macs: readonly string[]): Promise<(DeviceList
     `SELECT ${itemColumns} FROM "Devices" WHERE "devMac" = ANY($1::text[])`,
     [macs],
   );
-  const byMac = new Map(rows.map((row) => [row.devMac as string, itemOf(row)]));
+  const byMac = new Map(rows.map((row) => [row.devMac as string, deviceListItemOf(row)]));
   return macs.map((mac) => byMac.get(mac));
 }
