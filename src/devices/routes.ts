@@ -425,9 +425,10 @@ export default async function deviceRoutes(
       },
     },
     async (request) => {
-      const mac = await deviceMac(request.params.mac, repository);
+      const given = requireMac(request.params.mac);
       const { column, value } = columnWrite(request.body.columnName, request.body.columnValue);
-      if (!(await repository.update(mac, { [column]: value }))) throw notFound(mac);
+      const mac = await repository.updateResolved(given, { [column]: value });
+      if (mac === undefined) throw notFound(given);
       changed(mac, 'updated');
       return { success: true as const };
     },

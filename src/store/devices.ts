@@ -191,6 +191,12 @@ export interface DeviceStore {
   create(mac: string, changes: DeviceChanges, now: Date): Promise<CreateResult>;
   /** Sets the given fields only. False when the device does not exist. */
   update(mac: string, changes: DeviceChanges): Promise<boolean>;
+  /**
+   * update() of the device `given` names, by its own MAC or one of its aliases (resolveMac): its own
+   * MAC when it was updated, undefined when there is no such device. On SQLite the alias is looked up
+   * inside the write's transaction, where a lookup costs far less than a read of its own.
+   */
+  updateResolved(given: string, changes: DeviceChanges): Promise<string | undefined>;
   /** Removes the device, its aliases, events and sessions, and clears its children's devParentMAC. */
   delete(mac: string): Promise<boolean>;
   /** Removes the device's events and sessions; the device stays. False when it does not exist. */

@@ -26,6 +26,7 @@ type Writes = Pick<
   DeviceStore,
   | 'create'
   | 'update'
+  | 'updateResolved'
   | 'delete'
   | 'deleteEvents'
   | 'resetProps'
@@ -89,6 +90,11 @@ async function play(writes: Writes, exec: (sql: string) => Promise<void>): Promi
   await step(() => writes.update(phone, { devComments: 'in the hall' }));
   await step(() => writes.update(phone, { devStatus: 'On-line' }));
   await step(() => writes.update(phone, { devMac: 'aa:00:00:00:00:77' }));
+  // By an alias, by the device's own MAC, by a MAC that is neither (the answer: the device's own MAC).
+  await step(() => writes.updateResolved(alias, { devOwner: 'Bob' }));
+  await step(() => writes.updateResolved(laptop, { devComments: 'on the desk' }));
+  await step(() => writes.updateResolved('aa:00:00:00:00:99', { devName: 'nobody' }));
+  await step(() => writes.updateResolved(router, { devParentMAC: phone }));
   await step(() => writes.loadNames());
   await step(() => writes.getName(phone));
   // A name found automatically: never over the user's (only the FQDN changes), taken when there is none.
@@ -167,6 +173,12 @@ describe('the device store on SQLite and PostgreSQL', { skip }, () => {
         table,
       );
     }
+    // updateResolved: the device's own MAC by its alias and by itself, undefined for neither, then
+    // the parent-loop refusal of a device updated by its own MAC.
+    const resolved = lite.findIndex((answer, i) => answer === laptop && lite[i + 1] === laptop);
+    assert.ok(resolved > 0, 'updateResolved answered the device by its alias and by its own MAC');
+    assert.equal(lite[resolved + 2], undefined);
+    assert.equal((lite[resolved + 3] as { code?: string }).code, 'PARENT_CYCLE');
     // The sequence met every outcome it was written for.
     const text = JSON.stringify(lite);
     for (const expected of [

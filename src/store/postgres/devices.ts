@@ -233,6 +233,11 @@ export class PostgresDeviceStore {
     return this.store.grouped((client) => updateDevice(client, mac, changes), combinableUpdate(mac, changes));
   }
 
+  async updateResolved(given: string, changes: DeviceChanges): Promise<string | undefined> {
+    const mac = await this.resolveMac(given);
+    return (await this.update(mac, changes)) ? mac : undefined;
+  }
+
   /** Removes the device, its aliases, history, ports and scanner memory; frees its children. */
   async delete(mac: string): Promise<boolean> {
     return this.store.transaction((client) => deleteDevice(client, mac));

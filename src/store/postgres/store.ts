@@ -48,6 +48,7 @@ function deviceStore(base: PostgresDeviceStore, changes: PostgresChangeTracking)
     changeReader: () => changes.reader(),
     create: (mac, values, now) => base.create(mac, values, now),
     update: (mac, values) => base.update(mac, values),
+    updateResolved: (given, values) => base.updateResolved(given, values),
     delete: (mac) => base.delete(mac),
     deleteEvents: (mac) => base.deleteEvents(mac),
     resetProps: (mac) => base.resetProps(mac),

@@ -111,6 +111,13 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
     return this.core.write(() => this.core.update(mac, changes));
   }
 
+  updateResolved(given: string, changes: DeviceChanges): Promise<string | undefined> {
+    return this.core.write(() => {
+      const mac = this.core.resolveMac(given);
+      return this.core.update(mac, changes) ? mac : undefined;
+    });
+  }
+
   delete(mac: string): Promise<boolean> {
     return this.core.write(() => this.core.delete(mac));
   }
