@@ -116,7 +116,12 @@ export async function startNetkeep(dataDir: string, env: Record<string, string> 
     mainScript,
     { DATA_DIR: dataDir, API_TOKEN: benchToken, LOG_LEVEL: 'info', HISTORY_DAYS: '3650', ...env },
     '/health',
-    serverNodeFlagsFor('', totalmem()), // as `npm start` runs it
+    [
+      ...serverNodeFlagsFor('', totalmem()), // as `npm start` runs it
+      ...(process.env.BENCH_CPU_PROF === undefined
+        ? []
+        : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]),
+    ],
   );
 }
 
