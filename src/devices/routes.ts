@@ -223,13 +223,14 @@ export default async function deviceRoutes(
       const given = pathMac(request.params.mac);
       const { createNew, changes } = deviceWrite(request.body, given);
       // An alias finds its device (so createNew with an alias is a 409, as for its own MAC).
-      const mac = await repository.resolveMac(given);
       if (createNew) {
+        const mac = await repository.resolveMac(given);
         if ((await repository.create(mac, changes, new Date())) === 'exists')
           throw new DomainError('conflict', `Device ${mac} already exists.`, { code: 'DEVICE_EXISTS' });
         changed(mac, 'created');
       } else {
-        if (!(await repository.update(mac, changes))) throw notFound(mac);
+        const mac = await repository.updateResolved(given, changes);
+        if (mac === undefined) throw notFound(given);
         changed(mac, 'updated');
       }
       return { success: true as const };

@@ -150,7 +150,7 @@ onEachStore('several MACs per device', (_store, start) => {
     const edit = await server.request('POST', `/device/${from}`, { body: { devComments: 'via alias' } });
     assert.equal(edit.status, 200, edit.text);
     assert.equal((await get(to)).devComments, 'via alias');
-    // update-column too (it tries the MAC as a device first, then as an alias).
+    // update-column too (both resolve the alias inside their write: updateResolved).
     const column = await server.request('POST', `/device/${from}/update-column`, {
       body: { columnName: 'devOwner', columnValue: 'Bob' },
     });
