@@ -70,13 +70,13 @@ export type DeviceView = DeviceJson &
     devChildrenNicsDynamic: DeviceChild[];
   };
 
+/** The columns a search looks in, of one device (search-index.ts). */
+export type SearchTexts = { readonly devMac: string } & Readonly<Record<SearchColumn, string | null>>;
+
 /**
  * A device as GET /devices lists it: stored fields, devStatus, devRandomMac and the presence flags,
  * no counts or children.
  */
-/** The columns a search looks in, of one device (search-index.ts). */
-export type SearchTexts = { readonly devMac: string } & Readonly<Record<SearchColumn, string | null>>;
-
 export type DeviceListItem = DeviceJson & PresenceFlags & { devStatus: DeviceStatus; devRandomMac: 0 | 1 };
 
 /** Which rows of a list to return (validated by the caller: offset >= 0, limit >= 1). */
