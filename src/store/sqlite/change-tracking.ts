@@ -8,8 +8,8 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { CommitProbe } from '../../db/commit-probe.js';
-import { fieldsByName, fromColumn, type StoredField } from '../../devices/catalogue.js';
-import type { ChangeReader, Changes } from '../devices.js';
+import { ChangeReaders, seenValue } from '../change-readers.js';
+import type { ChangeReader } from '../devices.js';
 import {
   changedDeviceFunction,
   changeLogSql,
@@ -17,27 +17,6 @@ import {
   dataVersionSql,
   seenDeviceFunction,
 } from './device-sql.js';
-
-/** What one change reader has not polled yet. */
-interface ReaderState {
-  pending: Set<string> | 'all';
-  /**
-   * The pending devices whose only change was devLastConnection: its latest value as the answer
-   * shows it. A device with any other change pending is not here.
-   */
-  seen: Map<string, string>;
-  /** `seen` of the latest poll. */
-  handed: ReadonlyMap<string, string>;
-}
-
-const lastConnectionField: StoredField = ((): StoredField => {
-  const field = fieldsByName.get('devLastConnection');
-  if (field === undefined) throw new Error('devLastConnection is not in the catalogue');
-  return field;
-})();
-
-const nothingChanged: ReadonlySet<string> = new Set();
-const noneSeen: ReadonlyMap<string, string> = new Map();
 
 export class ChangeTracking {
   private readonly dataVersionStmt: Statement<[], number>;
@@ -53,7 +32,7 @@ export class ChangeTracking {
   /** Devices whose only change by this connection was devLastConnection: its latest value. */
   private seenHere = new Map<string, string>();
   /** Every change reader, each with what it has not polled yet. */
-  private readonly readers = new Set<ReaderState>();
+  private readonly readers = new ChangeReaders();
   private dataVersion: number;
 
   constructor(private readonly db: Database) {
@@ -63,7 +42,7 @@ export class ChangeTracking {
     });
     db.function(seenDeviceFunction, { deterministic: false }, (mac: unknown, value: unknown) => {
       if (typeof mac !== 'string') return null;
-      if (typeof value === 'string') this.seenHere.set(mac, fromColumn(lastConnectionField, value) as string);
+      if (typeof value === 'string') this.seenHere.set(mac, seenValue(value));
       else this.changedHere.add(mac);
       return null;
     });
@@ -86,23 +65,9 @@ export class ChangeTracking {
 
   /** A new reader; it starts with nothing changed. */
   reader(): ChangeReader {
-    const state: ReaderState = { pending: new Set(), seen: new Map(), handed: noneSeen };
-    this.readers.add(state);
-    return {
-      poll: (): Changes => {
-        this.collect();
-        const pending = state.pending;
-        if (pending !== 'all' && pending.size === 0) {
-          state.handed = noneSeen;
-          return nothingChanged;
-        }
-        state.pending = new Set();
-        state.handed = state.seen.size === 0 ? noneSeen : state.seen;
-        if (state.seen.size > 0) state.seen = new Map();
-        return pending;
-      },
-      lastSeen: (): ReadonlyMap<string, string> => state.handed,
-    };
+    return this.readers.reader(() => {
+      this.collect();
+    });
   }
 
   /**
@@ -129,7 +94,7 @@ export class ChangeTracking {
       else if (inTransaction) {
         // This connection's own uncommitted rows are in the log too (their ids may be reused if
         // they roll back): it is read once no transaction is open; meanwhile, everything.
-        for (const reader of this.readers) this.everythingFor(reader);
+        this.readers.everything();
         version = this.dataVersion;
       } else this.readLog();
     } catch (error) {
@@ -143,11 +108,7 @@ export class ChangeTracking {
     const seen = this.seenHere;
     if (changed.size > 0) this.changedHere = new Set();
     if (seen.size > 0) this.seenHere = new Map();
-    for (const mac of changed) seen.delete(mac);
-    for (const reader of this.readers) {
-      this.changedFully(reader, changed);
-      this.onlySeen(reader, seen);
-    }
+    if (changed.size > 0 || seen.size > 0) this.readers.changed(changed, seen);
   }
 
   /**
@@ -173,48 +134,18 @@ export class ChangeTracking {
       this.logId = id;
       if (typeof mac !== 'string') continue;
       if (typeof value === 'string' && !full.has(mac)) {
-        seen.set(mac, fromColumn(lastConnectionField, value) as string);
+        seen.set(mac, seenValue(value));
       } else {
         full.add(mac);
         seen.delete(mac);
       }
     }
-    for (const reader of this.readers) {
-      this.changedFully(reader, full);
-      this.onlySeen(reader, seen);
-    }
-  }
-
-  /** `seen` changed devLastConnection only (to the values given), unless more is pending. */
-  private onlySeen(reader: ReaderState, seen: ReadonlyMap<string, string>): void {
-    const pending = reader.pending;
-    if (pending === 'all' || seen.size === 0) return;
-    for (const [mac, value] of seen) {
-      if (!pending.has(mac)) {
-        pending.add(mac);
-        reader.seen.set(mac, value);
-      } else if (reader.seen.has(mac)) reader.seen.set(mac, value);
-    }
+    this.readers.changed(full, seen);
   }
 
   /** Every reader is told that everything changed; the log is read from `id` on. */
   private everything(id: number): void {
     this.logId = id;
-    for (const reader of this.readers) this.everythingFor(reader);
-  }
-
-  private everythingFor(reader: ReaderState): void {
-    reader.pending = 'all';
-    reader.seen.clear();
-  }
-
-  /** `changed` must be read again by `reader`. */
-  private changedFully(reader: ReaderState, changed: ReadonlySet<string>): void {
-    const pending = reader.pending;
-    if (pending === 'all' || changed.size === 0) return;
-    for (const mac of changed) {
-      pending.add(mac);
-      reader.seen.delete(mac);
-    }
+    this.readers.everything();
   }
 }
