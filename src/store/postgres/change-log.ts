@@ -19,13 +19,13 @@
  * `retentionMs` ago. A server that could not read for half of that (the store was down) may have
  * lost rows: it reports everything as changed.
  */
-import type { PostgresPool, StoreLog } from './pool.js';
+import { seenChanges, type PostgresPool, type StoreLog } from './pool.js';
 
 export interface ChangeLogOptions {
   /** This server's id: its own rows are skipped (its pool reports its commits exactly). */
   readonly serverId: string;
-  /** The devices another server's statement changed. */
-  readonly onChanged: (macs: readonly string[]) => void;
+  /** The devices other servers' statements changed, and those only seen again (change-readers.ts). */
+  readonly onChanged: (macs: readonly string[], seen: ReadonlyMap<string, string>) => void;
   /** Anything may have changed (rows may have been pruned unread). */
   readonly onEverything: () => void;
   /** Sends the hint (notify.ts) that makes the other servers read now. */
@@ -42,6 +42,8 @@ interface LogRow {
   xid: string;
   server: string;
   macs: string[];
+  /** Devices only seen again: MAC -> stored devLastConnection (null: none). */
+  seen: unknown;
 }
 
 export class PostgresChangeLog {
@@ -120,7 +122,9 @@ export class PostgresChangeLog {
           ? []
           : (
               await client.query<LogRow>(
-                'SELECT id, xid::text AS xid, server, macs FROM netkeep_change_log WHERE xid >= $1::text::xid8',
+                // In id order: two writes of one device are in the order they committed (the
+                // second waited for the first's row lock), so its last seen value comes last.
+                'SELECT id, xid::text AS xid, server, macs, seen FROM netkeep_change_log WHERE xid >= $1::text::xid8 ORDER BY id',
                 [horizon.toString()],
               )
             ).rows;
@@ -131,17 +135,23 @@ export class PostgresChangeLog {
       this.options.onEverything();
     }
     const macs = new Set<string>();
+    const moved = new Map<string, string>();
     for (const row of rows) {
       if (this.seen.has(row.id)) continue;
       this.seen.set(row.id, BigInt(row.xid));
       if (row.server === this.options.serverId) continue;
-      for (const mac of row.macs) macs.add(mac);
+      const changes = seenChanges([...row.macs], row.seen);
+      for (const mac of changes.macs) {
+        macs.add(mac);
+        moved.delete(mac);
+      }
+      for (const [mac, value] of changes.seen) if (!macs.has(mac)) moved.set(mac, value);
     }
     // Rows below the new horizon are not read again.
     for (const [id, xid] of this.seen) if (xid < xmin) this.seen.delete(id);
     this.horizon = xmin;
     this.lastRead = started;
-    if (macs.size > 0) this.options.onChanged([...macs]);
+    if (macs.size > 0 || moved.size > 0) this.options.onChanged([...macs], moved);
     this.past.push([started, xmin]);
     await this.prune(started);
   }

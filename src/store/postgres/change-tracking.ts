@@ -3,37 +3,24 @@
  * PostgreSQL (each consumer with a reader of its own, as on SQLite: sqlite/change-tracking.ts).
  * `poll()` stays synchronous: it drains a pending set that two sources fill as they happen:
  * - this server's own commits, exactly (the pool reports the devices the change triggers marked in
- *   the transaction, before the write's promise settles: a read after a write sees it);
+ *   the transaction, before the write's promise settles: a read after a write sees it), those
+ *   only seen again (devLastConnection alone) apart, with their new value (change-readers.ts);
  * - the other servers' commits, from the change log (change-log.ts): the devices each of their
- *   statements changed, read on their hint and on a short timer; or everything (`'all'`) when
- *   the log may have been pruned unread, or after a resync of the change channel.
+ *   statements changed (and those only seen again), read on their hint and on a short timer; or
+ *   everything (`'all'`) when the log may have been pruned unread, or after a resync of the
+ *   change channel.
  */
+import { ChangeReaders, noneSeen } from '../change-readers.js';
 import type { ChangeReader, Changes } from '../devices.js';
 import type { RemoteChange } from './notify.js';
 
-/** What one change reader has not polled yet. */
-interface ReaderState {
-  pending: Set<string> | 'all';
-}
-
-const nothingChanged: ReadonlySet<string> = new Set();
-
 export class PostgresChangeTracking {
-  private readonly readers = new Set<ReaderState>();
+  private readonly readers = new ChangeReaders();
   private readonly listeners = new Set<(changes: Changes) => void>();
 
   /** A new reader; it starts with nothing changed. */
   reader(): ChangeReader {
-    const state: ReaderState = { pending: new Set() };
-    this.readers.add(state);
-    return {
-      poll: (): Changes => {
-        const pending = state.pending;
-        if (pending !== 'all' && pending.size === 0) return nothingChanged;
-        state.pending = new Set();
-        return pending;
-      },
-    };
+    return this.readers.reader();
   }
 
   /** Called with what changed, as it is marked (e.g. to count what other servers wrote). */
@@ -44,20 +31,19 @@ export class PostgresChangeTracking {
     };
   }
 
-  /** These devices changed (this server's commit, or another's message). */
-  changed(macs: readonly string[]): void {
-    if (macs.length === 0) return;
-    for (const reader of this.readers) {
-      const pending = reader.pending;
-      if (pending === 'all') continue;
-      for (const mac of macs) pending.add(mac);
-    }
-    this.tell(new Set(macs));
+  /**
+   * These devices changed (this server's commit, or another's); those of `seen` only moved their
+   * devLastConnection (to the value given, as the answer shows it).
+   */
+  changed(macs: readonly string[], seen: ReadonlyMap<string, string> = noneSeen): void {
+    if (macs.length === 0 && seen.size === 0) return;
+    this.readers.changed(macs, seen);
+    this.tell(new Set([...macs, ...seen.keys()]));
   }
 
   /** Anything may have changed. */
   everything(): void {
-    for (const reader of this.readers) reader.pending = 'all';
+    this.readers.everything();
     this.tell('all');
   }
 

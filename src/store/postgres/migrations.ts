@@ -530,6 +530,53 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     // Nothing to run: a comment alone is an empty query, which PostgreSQL accepts.
     sql: '-- no change',
   },
+  {
+    description:
+      "A device only seen again: a Devices UPDATE that moved devLastConnection alone is noted with its new value (netkeep.seen, the change log's column seen), so that the caches keep the answer and put the value in, as on SQLite since its version 12 (no SQLite change)",
+    sqliteVersion: 12,
+    sql: `
+        -- A row whose only change is devLastConnection (a scan cycle's device seen again) goes
+        -- into a JSON object, MAC -> new value: in the transaction-local setting netkeep.seen
+        -- (pool.ts reads it before COMMIT, with netkeep.changed) and in the log row's column
+        -- seen. Every other updated row marks its device, its former MAC and both parents, as
+        -- before. A MAC marked both ways in one transaction counts as changed (the readers).
+        ALTER TABLE netkeep_change_log ADD COLUMN seen JSONB;
+        CREATE FUNCTION netkeep_note_device_updates() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE
+          seen JSONB;
+          macs TEXT[];
+        BEGIN
+          SELECT jsonb_object_agg(n."devMac", n."devLastConnection") INTO seen
+            FROM new_rows n JOIN old_rows o ON o."devMac" = n."devMac"
+            WHERE n."devLastConnection" IS DISTINCT FROM o."devLastConnection"
+              AND to_jsonb(n) - 'devLastConnection' = to_jsonb(o) - 'devLastConnection';
+          SELECT array_agg(DISTINCT m) INTO macs FROM (
+              SELECT unnest(ARRAY[r."devMac", r."devParentMAC"]) FROM new_rows r
+                WHERE seen IS NULL OR NOT seen ? r."devMac"
+              UNION ALL
+              SELECT unnest(ARRAY[r."devMac", r."devParentMAC"]) FROM old_rows r
+                WHERE seen IS NULL OR NOT seen ? r."devMac"
+            ) AS c (m) WHERE m <> '';
+          IF macs IS NULL AND seen IS NULL THEN
+            RETURN NULL;
+          END IF;
+          IF macs IS NOT NULL THEN
+            PERFORM set_config('netkeep.changed',
+              coalesce(current_setting('netkeep.changed', true), '') || array_to_string(macs, chr(10)) || chr(10), true);
+          END IF;
+          IF seen IS NOT NULL THEN
+            PERFORM set_config('netkeep.seen',
+              (coalesce(nullif(current_setting('netkeep.seen', true), ''), '{}')::jsonb || seen)::text, true);
+          END IF;
+          INSERT INTO netkeep_change_log (server, macs, seen)
+            VALUES (coalesce(current_setting('netkeep.server', true), ''), coalesce(macs, '{}'), seen);
+          RETURN NULL;
+        END $$;
+        DROP TRIGGER "netkeep_changes_update" ON "Devices";
+        CREATE TRIGGER "netkeep_changes_update" AFTER UPDATE ON "Devices" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+          FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_device_updates();
+    `,
+  },
 ];
 
 /** The number of PostgreSQL migrations applied to the database (0 for a new database). */

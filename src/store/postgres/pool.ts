@@ -6,6 +6,7 @@
  * as host:port/db. The password is kept out of every message and log line: it is only in the
  * pool's configuration, and any driver text that would repeat it is scrubbed.
  */
+import { noneSeen, seenValue } from '../change-readers.js';
 import pg from 'pg';
 import { DomainError } from '../../errors.js';
 import { PgGroupCommit, type Combinable } from './group-commit.js';
@@ -169,10 +170,10 @@ export class PostgresPool {
   private readonly log: StoreLog | undefined;
   /**
    * Told, after each COMMIT, which devices the transaction changed (the change triggers collect
-   * them in the transaction-local setting netkeep.changed): this server's change tracking, so
-   * that its caches see its own writes before the write's promise settles.
+   * them in the transaction-local settings netkeep.changed and netkeep.seen): this server's change
+   * tracking, so that its caches see its own writes before the write's promise settles.
    */
-  onCommitted: ((macs: string[]) => void) | undefined;
+  onCommitted: ((changes: TransactionChanges) => void) | undefined;
   /** The API's small writes, several to a transaction (group-commit.ts). */
   private readonly groups = new PgGroupCommit({ transaction: (group) => this.transaction(group) });
 
@@ -332,9 +333,11 @@ export class PostgresPool {
     try {
       await client.query(mode === 'snapshot' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
       const result = await work(client);
-      const changed = mode === 'write' && this.onCommitted !== undefined ? await changedIn(client) : [];
+      const changed =
+        mode === 'write' && this.onCommitted !== undefined ? await changedIn(client) : undefined;
       await client.query('COMMIT');
-      if (changed.length > 0) this.onCommitted?.(changed);
+      if (changed !== undefined && (changed.macs.length > 0 || changed.seen.size > 0))
+        this.onCommitted?.(changed);
       this.runAfterCommit(client);
       return result;
     } catch (err) {
@@ -379,13 +382,38 @@ export class PostgresPool {
   }
 }
 
-/** The devices the change triggers marked in this transaction so far (netkeep.changed). */
-async function changedIn(client: pg.PoolClient): Promise<string[]> {
-  const { rows } = await client.query<{ changed: string | null }>(
-    "SELECT current_setting('netkeep.changed', true) AS changed",
+/** What the change triggers marked in a transaction. */
+export interface TransactionChanges {
+  /** The devices changed (netkeep.changed). */
+  readonly macs: string[];
+  /** The devices only seen again: their new devLastConnection as the answer shows it (netkeep.seen). */
+  readonly seen: ReadonlyMap<string, string>;
+}
+
+/** What the change triggers marked in this transaction so far. */
+async function changedIn(client: pg.PoolClient): Promise<TransactionChanges> {
+  const { rows } = await client.query<{ changed: string | null; seen: string | null }>(
+    "SELECT current_setting('netkeep.changed', true) AS changed, current_setting('netkeep.seen', true) AS seen",
   );
   const text = rows[0]?.changed ?? '';
-  return text === '' ? [] : [...new Set(text.split('\n').filter((mac) => mac !== ''))];
+  const macs = text === '' ? [] : [...new Set(text.split('\n').filter((mac) => mac !== ''))];
+  const seenText = rows[0]?.seen ?? '';
+  return seenText === '' ? { macs, seen: noneSeen } : seenChanges(macs, JSON.parse(seenText) as unknown);
+}
+
+/**
+ * `macs` and a JSON object of devices only seen again (MAC -> stored devLastConnection), as the
+ * change triggers write it (netkeep.seen, the change log's column seen). A value that is not
+ * text (the time was cleared) makes the device changed.
+ */
+export function seenChanges(macs: string[], seen: unknown): TransactionChanges {
+  const moved = new Map<string, string>();
+  if (typeof seen === 'object' && seen !== null)
+    for (const [mac, value] of Object.entries(seen)) {
+      if (typeof value === 'string') moved.set(mac, seenValue(value));
+      else macs.push(mac);
+    }
+  return { macs, seen: moved };
 }
 
 /** Opens the pool of `url` and brings its schema up to date (postgresMigrations). */

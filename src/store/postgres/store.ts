@@ -116,8 +116,8 @@ export async function openPostgresStore(
   const changeLog = new PostgresChangeLog(pool, {
     serverId,
     log: options.log,
-    onChanged: (macs) => {
-      changes.changed(macs);
+    onChanged: (macs, seen) => {
+      changes.changed(macs, seen);
     },
     onEverything: () => {
       changes.everything();
@@ -125,8 +125,8 @@ export async function openPostgresStore(
     sendHint: () => channel.hint(changeHint),
     ...(options.changeLogPollMs === undefined ? {} : { pollMs: options.changeLogPollMs }),
   });
-  pool.onCommitted = (macs) => {
-    changes.changed(macs);
+  pool.onCommitted = ({ macs, seen }) => {
+    changes.changed(macs, seen);
     changeLog.committed();
   };
   try {

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Changes } from '../../../src/store/devices.js';
+import { DeviceJsonCache } from '../../../src/devices/view-cache.js';
+import type { ChangeReader, Changes, DeviceStore } from '../../../src/store/devices.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/store.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../../helpers/requirements.js';
@@ -13,6 +14,8 @@ import { requireAll, skipUnlessCi } from '../../helpers/requirements.js';
 const skip = skipUnlessCi(postgresMissing(), 'PostgreSQL change tracking tests');
 
 const asList = (changes: Changes): string[] | 'all' => (changes === 'all' ? 'all' : [...changes].sort());
+/** What the reader's latest poll handed as only seen again: [MAC, new devLastConnection]. */
+const seenOf = (reader: ChangeReader): [string, string][] => [...(reader.lastSeen?.() ?? [])];
 
 /** Polls `reader` until it reports something (bounded), and returns what it reported. */
 async function nextChanges(poll: () => Changes): Promise<string[] | 'all'> {
@@ -85,5 +88,128 @@ describe('PostgreSQL change tracking', { skip }, () => {
     assert.equal(own === 'all' ? 'all' : own.length, 600, 'the writer knows each device exactly');
     const other = await nextChanges(() => theirs.poll());
     assert.equal(other === 'all' ? 'all' : other.length, 600, 'the other server too');
+  });
+  test('a device only seen again (devLastConnection alone) is handed with its new value, here and on the other server', async () => {
+    const mac = 'cc:00:00:00:00:01';
+    const mine = a.devices.changeReader();
+    const theirs = b.devices.changeReader();
+    assert.equal(await a.devices.create(mac, { devLastIP: '10.0.0.1' }, new Date()), 'created');
+    // Both have taken the creation in (read with a later seen-only change, it would win over it).
+    assert.deepEqual(asList(mine.poll()), [mac]);
+    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
+    // What a scan cycle writes for a device seen again (the presence store's update).
+    await a.pool.query(
+      `UPDATE "Devices" SET "devPresentLastScan" = "devPresentLastScan", "devLastIP" = "devLastIP", "devLastConnection" = '2024-06-15 11:59:00' WHERE "devMac" = $1`,
+      [mac],
+    );
+    assert.deepEqual(asList(mine.poll()), [mac]);
+    assert.deepEqual(seenOf(mine), [[mac, '2024-06-15T11:59:00Z']]);
+    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
+    assert.deepEqual(seenOf(theirs), [[mac, '2024-06-15T11:59:00Z']]);
+
+    // Another column as well: changed, no value handed.
+    await a.pool.query(
+      `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:30', "devLastIP" = '10.0.0.9' WHERE "devMac" = $1`,
+      [mac],
+    );
+    assert.deepEqual(asList(mine.poll()), [mac]);
+    assert.equal(seenOf(mine).length, 0);
+    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
+    assert.equal(seenOf(theirs).length, 0);
+
+    // Seen, then changed otherwise, then seen again, in one transaction: changed.
+    await a.pool.transaction(async (client) => {
+      await client.query(
+        `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:40' WHERE "devMac" = $1`,
+        [mac],
+      );
+      await client.query(`UPDATE "Devices" SET "devOwner" = 'someone' WHERE "devMac" = $1`, [mac]);
+      await client.query(
+        `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:50' WHERE "devMac" = $1`,
+        [mac],
+      );
+    });
+    assert.deepEqual(asList(mine.poll()), [mac]);
+    assert.equal(seenOf(mine).length, 0);
+    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
+    assert.equal(seenOf(theirs).length, 0);
+
+    // Seen twice in one transaction: the later value.
+    await a.pool.transaction(async (client) => {
+      await client.query(
+        `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 12:00:00' WHERE "devMac" = $1`,
+        [mac],
+      );
+      await client.query(
+        `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 12:00:10' WHERE "devMac" = $1`,
+        [mac],
+      );
+    });
+    assert.deepEqual(seenOf(a.devices.changeReader()), [], 'a new reader has nothing');
+    assert.deepEqual(asList(mine.poll()), [mac]);
+    assert.deepEqual(seenOf(mine), [[mac, '2024-06-15T12:00:10Z']]);
+    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
+    assert.deepEqual(seenOf(theirs), [[mac, '2024-06-15T12:00:10Z']]);
+
+    // The time cleared: changed.
+    await a.pool.query(`UPDATE "Devices" SET "devLastConnection" = NULL WHERE "devMac" = $1`, [mac]);
+    assert.deepEqual(asList(mine.poll()), [mac]);
+    assert.equal(seenOf(mine).length, 0);
+  });
+
+  test('the GET cache keeps an answer only seen again, byte for byte the uncached one, whichever server wrote', async () => {
+    const mac = 'cc:00:00:00:00:02';
+    const neighbour = 'cc:00:00:00:00:03';
+    const at = new Date(Date.UTC(2024, 5, 15, 12, 0, 0));
+    assert.equal(
+      await a.devices.create(mac, { devComments: 'quotes "devLastConnection":"x" inside' }, at),
+      'created',
+    );
+    assert.equal(await a.devices.create(neighbour, {}, at), 'created');
+    let computed = 0;
+    const counting = Object.create(a.devices) as DeviceStore;
+    counting.getTimed = (...args: Parameters<DeviceStore['getTimed']>) => {
+      computed++;
+      return a.devices.getTimed(...args);
+    };
+    const cache = new DeviceJsonCache(counting);
+    const sameAsUncached = async (device: string): Promise<string> => {
+      const text = await cache.get(device, at);
+      assert.equal(text, JSON.stringify((await a.devices.getTimed(device, 'all', at))?.view), device);
+      return text;
+    };
+    await sameAsUncached(mac);
+    await sameAsUncached(neighbour);
+    const misses = computed;
+    // This server (its scanner) sees the device again.
+    await a.pool.query(
+      `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:00' WHERE "devMac" = $1`,
+      [mac],
+    );
+    assert.ok((await sameAsUncached(mac)).includes('"devLastConnection":"2024-06-15T11:59:00Z"'));
+    assert.equal(computed, misses, 'kept, with the new time');
+    // Another server does.
+    await b.pool.query(
+      `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:30' WHERE "devMac" = $1`,
+      [mac],
+    );
+    for (let i = 0; i < 400; i++) {
+      if ((await cache.get(mac, at))?.includes('11:59:30') === true) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok((await sameAsUncached(mac)).includes('"devLastConnection":"2024-06-15T11:59:30Z"'));
+    await sameAsUncached(neighbour);
+    assert.equal(computed, misses, "no answer was read again, the neighbour's neither");
+    // Anything else: read again.
+    await b.pool.query(
+      `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:40', "devVendor" = 'v' WHERE "devMac" = $1`,
+      [mac],
+    );
+    for (let i = 0; i < 400 && computed === misses; i++) {
+      await cache.get(mac, at);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok((await sameAsUncached(mac)).includes('"devVendor":"v"'));
+    assert.equal(computed, misses + 1, 'read again once');
   });
 });
