@@ -89,6 +89,24 @@ describe('PostgreSQL change tracking', { skip }, () => {
     const other = await nextChanges(() => theirs.poll());
     assert.equal(other === 'all' ? 'all' : other.length, 600, 'the other server too');
   });
+  test('the Devices update trigger compares every column but devLastConnection (and the MAC it joins on)', async () => {
+    const columns = (
+      await a.pool.query<{ column_name: string }>(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'Devices'",
+      )
+    ).map((row) => row.column_name);
+    assert.ok(columns.length > 30, columns.join());
+    const [source] = await a.pool.query<{ prosrc: string }>(
+      "SELECT prosrc FROM pg_proc WHERE proname = 'netkeep_note_device_updates'",
+    );
+    const sql = source?.prosrc ?? '';
+    for (const column of columns) {
+      const compared = sql.split(`n."${column}" IS NOT DISTINCT FROM o."${column}"`).length - 1;
+      const expected = column === 'devLastConnection' || column === 'devMac' ? 0 : 1;
+      assert.equal(compared, expected, `${column} in ${sql}`);
+    }
+  });
+
   test('a device only seen again (devLastConnection alone) is handed with its new value, here and on the other server', async () => {
     const mac = 'cc:00:00:00:00:01';
     const mine = a.devices.changeReader();
