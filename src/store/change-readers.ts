@@ -26,6 +26,8 @@ interface ReaderState {
 }
 
 const nothingChanged: ReadonlySet<string> = new Set();
+/** No device only seen again. */
+export const noneSeen: ReadonlyMap<string, string> = new Map();
 
 const lastConnectionField: StoredField = ((): StoredField => {
   const field = fieldsByName.get('devLastConnection');
@@ -37,7 +39,6 @@ const lastConnectionField: StoredField = ((): StoredField => {
 export function seenValue(stored: string): string {
   return fromColumn(lastConnectionField, stored) as string;
 }
-export const noneSeen: ReadonlyMap<string, string> = new Map();
 
 export class ChangeReaders {
   private readonly readers = new Set<ReaderState>();

@@ -6,9 +6,9 @@
  * as host:port/db. The password is kept out of every message and log line: it is only in the
  * pool's configuration, and any driver text that would repeat it is scrubbed.
  */
-import { noneSeen, seenValue } from '../change-readers.js';
 import pg from 'pg';
 import { DomainError } from '../../errors.js';
+import { noneSeen, seenValue } from '../change-readers.js';
 import { PgGroupCommit, type Combinable } from './group-commit.js';
 import { migratePostgres } from './migrations.js';
 
