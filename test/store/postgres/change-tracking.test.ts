@@ -111,68 +111,47 @@ describe('PostgreSQL change tracking', { skip }, () => {
     const mac = 'cc:00:00:00:00:01';
     const mine = a.devices.changeReader();
     const theirs = b.devices.changeReader();
+    /** Both servers' readers report the device; `seen`: what they hand as only seen again. */
+    const bothReport = async (seen: [string, string][]): Promise<void> => {
+      assert.deepEqual(asList(mine.poll()), [mac]);
+      assert.deepEqual(seenOf(mine), seen);
+      assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
+      assert.deepEqual(seenOf(theirs), seen);
+    };
+    const seenAt = 'UPDATE "Devices" SET "devLastConnection" = $1 WHERE "devMac" = $2';
     assert.equal(await a.devices.create(mac, { devLastIP: '10.0.0.1' }, new Date()), 'created');
     // Both have taken the creation in (read with a later seen-only change, it would win over it).
-    assert.deepEqual(asList(mine.poll()), [mac]);
-    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
+    await bothReport([]);
+
     // What a scan cycle writes for a device seen again (the presence store's update).
     await a.pool.query(
       `UPDATE "Devices" SET "devPresentLastScan" = "devPresentLastScan", "devLastIP" = "devLastIP", "devLastConnection" = '2024-06-15 11:59:00' WHERE "devMac" = $1`,
       [mac],
     );
-    assert.deepEqual(asList(mine.poll()), [mac]);
-    assert.deepEqual(seenOf(mine), [[mac, '2024-06-15T11:59:00Z']]);
-    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
-    assert.deepEqual(seenOf(theirs), [[mac, '2024-06-15T11:59:00Z']]);
-
+    await bothReport([[mac, '2024-06-15T11:59:00Z']]);
     // Another column as well: changed, no value handed.
     await a.pool.query(
       `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:30', "devLastIP" = '10.0.0.9' WHERE "devMac" = $1`,
       [mac],
     );
-    assert.deepEqual(asList(mine.poll()), [mac]);
-    assert.equal(seenOf(mine).length, 0);
-    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
-    assert.equal(seenOf(theirs).length, 0);
-
+    await bothReport([]);
     // Seen, then changed otherwise, then seen again, in one transaction: changed.
     await a.pool.transaction(async (client) => {
-      await client.query(
-        `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:40' WHERE "devMac" = $1`,
-        [mac],
-      );
+      await client.query(seenAt, ['2024-06-15 11:59:40', mac]);
       await client.query(`UPDATE "Devices" SET "devOwner" = 'someone' WHERE "devMac" = $1`, [mac]);
-      await client.query(
-        `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 11:59:50' WHERE "devMac" = $1`,
-        [mac],
-      );
+      await client.query(seenAt, ['2024-06-15 11:59:50', mac]);
     });
-    assert.deepEqual(asList(mine.poll()), [mac]);
-    assert.equal(seenOf(mine).length, 0);
-    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
-    assert.equal(seenOf(theirs).length, 0);
-
+    await bothReport([]);
     // Seen twice in one transaction: the later value.
     await a.pool.transaction(async (client) => {
-      await client.query(
-        `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 12:00:00' WHERE "devMac" = $1`,
-        [mac],
-      );
-      await client.query(
-        `UPDATE "Devices" SET "devLastConnection" = '2024-06-15 12:00:10' WHERE "devMac" = $1`,
-        [mac],
-      );
+      await client.query(seenAt, ['2024-06-15 12:00:00', mac]);
+      await client.query(seenAt, ['2024-06-15 12:00:10', mac]);
     });
     assert.deepEqual(seenOf(a.devices.changeReader()), [], 'a new reader has nothing');
-    assert.deepEqual(asList(mine.poll()), [mac]);
-    assert.deepEqual(seenOf(mine), [[mac, '2024-06-15T12:00:10Z']]);
-    assert.deepEqual(await nextChanges(() => theirs.poll()), [mac]);
-    assert.deepEqual(seenOf(theirs), [[mac, '2024-06-15T12:00:10Z']]);
-
+    await bothReport([[mac, '2024-06-15T12:00:10Z']]);
     // The time cleared: changed.
     await a.pool.query(`UPDATE "Devices" SET "devLastConnection" = NULL WHERE "devMac" = $1`, [mac]);
-    assert.deepEqual(asList(mine.poll()), [mac]);
-    assert.equal(seenOf(mine).length, 0);
+    await bothReport([]);
   });
 
   test('the GET cache keeps an answer only seen again, byte for byte the uncached one, whichever server wrote', async () => {
