@@ -279,6 +279,14 @@ export async function createTestLan(options: TestLanOptions = {}): Promise<TestL
   return lan;
 }
 
+/**
+ * `address` as the kernel and netkeep print it (RFC 5952: the longest run of zero groups
+ * compressed): block 0's `fd00:231:0::11` is `fd00:231::11`.
+ */
+function canonicalIpv6(address: string): string {
+  return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+}
+
 class Lan implements TestLan {
   readonly subnet: string;
   readonly gateway: string;
@@ -310,7 +318,7 @@ class Lan implements TestLan {
     this.lanInterface = `${prefix}l`;
     this.farSubnet = `10.231.${x + 2}.0/24`;
     this.routerNs = `${prefix}rt`;
-    this.ipv6Prefix = `fd00:231:${x}::/64`;
+    this.ipv6Prefix = `${canonicalIpv6(`fd00:231:${x}::`)}/64`;
   }
 
   private async addNamespace(name: string): Promise<string> {
@@ -455,7 +463,7 @@ class Lan implements TestLan {
   }
 
   async addIpv6(target: LanHost | 'root', n: number): Promise<string> {
-    const address = `fd00:231:${this.x}::${n.toString(16)}`;
+    const address = canonicalIpv6(`fd00:231:${this.x}::${n.toString(16)}`);
     // nodad: usable at once (duplicate address detection would hold it tentative for a second).
     const argv = [IP, '-6', 'addr', 'add', `${address}/64`, 'dev'];
     const show = [IP, '-6', 'addr', 'show', 'dev'];
