@@ -567,10 +567,8 @@ export const postgresMigrations: readonly PostgresMigration[] = [
               AND n."devMissesBeforeAbsent" IS NOT DISTINCT FROM o."devMissesBeforeAbsent" AND n."devPrimaryIPv6" IS NOT DISTINCT FROM o."devPrimaryIPv6" AND n."devNameSource" IS NOT DISTINCT FROM o."devNameSource"
               AND n."devWatchPorts" IS NOT DISTINCT FROM o."devWatchPorts";
           SELECT array_agg(DISTINCT m) INTO macs FROM (
-              SELECT unnest(ARRAY[r."devMac", r."devParentMAC"]) FROM new_rows r
-                WHERE seen IS NULL OR NOT seen ? r."devMac"
-              UNION ALL
-              SELECT unnest(ARRAY[r."devMac", r."devParentMAC"]) FROM old_rows r
+              SELECT unnest(ARRAY[r."devMac", r."devParentMAC"])
+                FROM (SELECT * FROM new_rows UNION ALL SELECT * FROM old_rows) AS r
                 WHERE seen IS NULL OR NOT seen ? r."devMac"
             ) AS c (m) WHERE m <> '';
           IF macs IS NULL AND seen IS NULL THEN
