@@ -591,6 +591,12 @@ export const postgresMigrations: readonly PostgresMigration[] = [
           FOR EACH STATEMENT EXECUTE FUNCTION netkeep_note_device_updates();
     `,
   },
+  {
+    description:
+      "SQLite's version 13, its change log's Devices update trigger split in four (cheaper to fire, the same rows): no PostgreSQL change",
+    sqliteVersion: 13,
+    sql: '-- no change',
+  },
 ];
 
 /** The number of PostgreSQL migrations applied to the database (0 for a new database). */

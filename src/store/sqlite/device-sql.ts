@@ -378,6 +378,19 @@ const onlySeen = `NEW.devLastConnection IS NOT NULL AND ${storedFields
   .filter((f) => f.name !== 'devLastConnection')
   .map((f) => `OLD.${f.name} IS NEW.${f.name}`)
   .join(' AND ')}`;
+/** A field that the device's parent shows of it (name, status, relation, port, IP) changed. */
+const parentShownChanged = [
+  'devParentMAC',
+  'devName',
+  'devPresentLastScan',
+  'devAlertDown',
+  'devParentRelType',
+  'devParentPort',
+  'devLastIP',
+  'devMac',
+]
+  .map((c) => `OLD.${c} IS NOT NEW.${c}`)
+  .join(' OR ');
 export const changeTrackingSql = `
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_seen AFTER UPDATE ON main.Devices
   WHEN ${onlySeen} BEGIN
@@ -393,12 +406,16 @@ export const changeTrackingSql = `
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_update AFTER UPDATE ON main.Devices
   WHEN NOT (${onlySeen}) BEGIN
-    ${mark('mac')} FROM (SELECT NEW.devMac AS mac UNION ALL SELECT OLD.devMac
-      UNION ALL SELECT parent FROM (SELECT OLD.devParentMAC AS parent UNION ALL SELECT NEW.devParentMAC)
-      WHERE parent != '' AND (OLD.devParentMAC IS NOT NEW.devParentMAC OR OLD.devName IS NOT NEW.devName
-        OR OLD.devPresentLastScan IS NOT NEW.devPresentLastScan OR OLD.devAlertDown IS NOT NEW.devAlertDown
-        OR OLD.devParentRelType IS NOT NEW.devParentRelType OR OLD.devParentPort IS NOT NEW.devParentPort
-        OR OLD.devLastIP IS NOT NEW.devLastIP OR OLD.devMac IS NOT NEW.devMac));
+    ${mark('NEW.devMac')};
+  END;
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_renamed AFTER UPDATE OF devMac ON main.Devices
+  WHEN OLD.devMac IS NOT NEW.devMac BEGIN
+    ${mark('OLD.devMac')};
+  END;
+  CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_parents AFTER UPDATE ON main.Devices
+  WHEN (OLD.devParentMAC != '' OR NEW.devParentMAC != '') AND (${parentShownChanged}) BEGIN
+    ${mark('OLD.devParentMAC')} WHERE OLD.devParentMAC != '';
+    ${mark('NEW.devParentMAC')} WHERE NEW.devParentMAC != '';
   END;
   CREATE TEMP TRIGGER IF NOT EXISTS ChangedDevices_alias_insert AFTER INSERT ON main.DeviceMacs BEGIN
     ${mark('NEW.dma_DevMac')};

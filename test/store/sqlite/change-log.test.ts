@@ -52,23 +52,55 @@ describe('the SQLite change log', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the update trigger compares every Devices column but devLastConnection', () => {
+  test('the update triggers compare every Devices column but devLastConnection', () => {
     const columns = db
       .prepare<[], { name: string }>('PRAGMA table_info(Devices)')
       .all()
       .map((c) => c.name);
-    const sql =
-      db
-        .prepare<[], string>(
-          "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'netkeep_changes_devices_update'",
-        )
-        .pluck()
-        .get() ?? '';
-    for (const column of columns) {
-      const compared = sql.split(`OLD.${column} IS NEW.${column}`).length - 1;
-      // In the WHEN (anything changed at all) and in the CASE (nothing but devLastConnection).
-      assert.equal(compared, column === 'devLastConnection' ? 1 : 2, `${column} in ${sql}`);
+    // A change (anything but devLastConnection moved) and a device seen again (only it moved).
+    for (const trigger of ['netkeep_changes_devices_update', 'netkeep_changes_devices_seen']) {
+      const sql =
+        db
+          .prepare<[string], string>("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?")
+          .pluck()
+          .get(trigger) ?? '';
+      for (const column of columns) {
+        const compared = sql.split(`OLD.${column} IS NEW.${column}`).length - 1;
+        assert.equal(compared, column === 'devLastConnection' ? 0 : 1, `${column} in ${trigger}: ${sql}`);
+      }
+      assert.match(sql, /OLD\.devLastConnection IS NOT NEW\.devLastConnection/);
     }
+  });
+
+  test('a renamed device and the parents of a changed child are named, from another process too', () => {
+    other
+      .prepare(
+        "INSERT INTO Devices (devMac, devName, devParentMAC) VALUES (?, 'parent', ''), (?, 'other parent', ''), (?, 'child', ?)",
+      )
+      .run(macOf(0x41), macOf(0x42), macOf(0x43), macOf(0x41));
+    named();
+    // The child's name shows on its parent's answer.
+    other.prepare("UPDATE Devices SET devName = 'renamed child' WHERE devMac = ?").run(macOf(0x43));
+    assert.deepEqual(named(), [macOf(0x41), macOf(0x43)]);
+    // A comment does not show on the parent.
+    other.prepare("UPDATE Devices SET devComments = 'note' WHERE devMac = ?").run(macOf(0x43));
+    assert.deepEqual(named(), [macOf(0x43)]);
+    // Moved to another parent: both parents.
+    other.prepare('UPDATE Devices SET devParentMAC = ? WHERE devMac = ?').run(macOf(0x42), macOf(0x43));
+    assert.deepEqual(named(), [0x41, 0x42, 0x43].map(macOf));
+    // A new MAC: the old one and the new one, and the parent (it shows the child's MAC).
+    other.prepare('UPDATE Devices SET devMac = ? WHERE devMac = ?').run(macOf(0x44), macOf(0x43));
+    assert.deepEqual(named(), [0x42, 0x43, 0x44].map(macOf));
+    // Nothing changed at all: nobody.
+    other.prepare('UPDATE Devices SET devName = devName WHERE devMac = ?').run(macOf(0x44));
+    assert.deepEqual(reader.poll(), new Set());
+    // The same on this connection (TEMP triggers).
+    assert.ok(repo.update(macOf(0x44), { devName: 'child again' }));
+    assert.deepEqual(named(), [macOf(0x42), macOf(0x44)]);
+    assert.ok(repo.update(macOf(0x44), { devComments: 'again' }));
+    assert.deepEqual(named(), [macOf(0x44)]);
+    assert.ok(repo.update(macOf(0x44), { devParentMAC: macOf(0x41) }));
+    assert.deepEqual(named(), [0x41, 0x42, 0x44].map(macOf));
   });
 
   test("another process's scan cycle is named device by device; devices seen again come with their new time", () => {
