@@ -458,9 +458,12 @@ export const changeTrackingSql = `
 export const dataVersionSql = 'PRAGMA data_version';
 
 /** The change log (migration "The change log"), as change-tracking.ts reads it. */
+/** Change-log rows read per statement (change-tracking.ts). */
+export const changeLogPage = 8192;
+
 export const changeLogSql = {
   // Two subqueries: SQLite reads a lone MIN or MAX from one end of the table, but both in one
   // SELECT scan every row.
   bounds: 'SELECT (SELECT MIN(id) FROM netkeep_change_log), (SELECT MAX(id) FROM netkeep_change_log)',
-  after: 'SELECT id, mac, seen FROM netkeep_change_log WHERE id > ? ORDER BY id',
+  after: `SELECT id, mac, seen FROM netkeep_change_log WHERE id > ? ORDER BY id LIMIT ${changeLogPage}`,
 } as const;

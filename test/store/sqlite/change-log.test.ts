@@ -14,6 +14,7 @@ import type { Observation } from '../../../src/scanner/discovery.js';
 import { planCycle } from '../../../src/scanner/state-machine.js';
 import type { ChangeReader } from '../../../src/store/devices.js';
 import { BulkCounts } from '../../../src/store/sqlite/import/bulk-counts.js';
+import { changeLogPage } from '../../../src/store/sqlite/device-sql.js';
 import { SqliteDevices } from '../../../src/store/sqlite/devices.js';
 import { ScanStore } from '../../helpers/scan-store.js';
 
@@ -150,6 +151,15 @@ describe('the SQLite change log', () => {
     // And from there on, named again.
     other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?').run('later', macOf(1));
     assert.deepEqual(named(), [macOf(1)]);
+  });
+
+  test('a poll reads every row another process wrote, over more than one page of the log', () => {
+    other.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${changeLogPage * 2})
+      INSERT INTO netkeep_change_log (mac, seen) SELECT '02:00:00:00:0f:02', '2024-06-15 14:00:00' FROM n`);
+    other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?').run('last', macOf(2));
+    assert.deepEqual(named(), [macOf(2), '02:00:00:00:0f:02']);
+    assert.deepEqual(seen(), [['02:00:00:00:0f:02', '2024-06-15T14:00:00Z']]);
   });
 
   test("this connection's own writes are named by its TEMP triggers and not read again from the log", () => {
