@@ -458,12 +458,13 @@ export const changeTrackingSql = `
 export const dataVersionSql = 'PRAGMA data_version';
 
 /** The change log (migration "The change log"), as change-tracking.ts reads it. */
-/** Change-log rows read per statement (change-tracking.ts). */
-export const changeLogPage = 8192;
-
 export const changeLogSql = {
   // Two subqueries: SQLite reads a lone MIN or MAX from one end of the table, but both in one
   // SELECT scan every row.
   bounds: 'SELECT (SELECT MIN(id) FROM netkeep_change_log), (SELECT MAX(id) FROM netkeep_change_log)',
-  after: `SELECT id, mac, seen FROM netkeep_change_log WHERE id > ? ORDER BY id LIMIT ${changeLogPage}`,
+  // The devices of the rows in (?, ?]: each with the 'seen' value of its last row (SQLite takes
+  // a bare column from the row of the lone MAX) and how many of its rows are not a text 'seen'
+  // (a change that needs the answer read again, which wins over any 'seen').
+  devicesAfter: `SELECT mac, seen, COUNT(*) - SUM(typeof(seen) = 'text'), MAX(id)
+    FROM netkeep_change_log WHERE id > ? AND id <= ? GROUP BY mac`,
 } as const;

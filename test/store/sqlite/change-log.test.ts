@@ -14,7 +14,6 @@ import type { Observation } from '../../../src/scanner/discovery.js';
 import { planCycle } from '../../../src/scanner/state-machine.js';
 import type { ChangeReader } from '../../../src/store/devices.js';
 import { BulkCounts } from '../../../src/store/sqlite/import/bulk-counts.js';
-import { changeLogPage } from '../../../src/store/sqlite/device-sql.js';
 import { SqliteDevices } from '../../../src/store/sqlite/devices.js';
 import { ScanStore } from '../../helpers/scan-store.js';
 
@@ -153,13 +152,30 @@ describe('the SQLite change log', () => {
     assert.deepEqual(named(), [macOf(1)]);
   });
 
-  test('a poll reads every row another process wrote, over more than one page of the log', () => {
+  test('of several rows of one device, a change wins over seen, and the last seen value counts', () => {
+    const log = other.prepare('INSERT INTO netkeep_change_log (mac, seen) VALUES (?, ?)');
+    other.transaction(() => {
+      // 0f:01: seen, changed, seen again: read again. 0f:02: seen twice: the later value (not
+      // the larger one). 0f:03: a 'seen' that is not text (a blob another program wrote): read
+      // again.
+      log.run('02:00:00:00:0f:01', '2024-06-15 14:00:00');
+      log.run('02:00:00:00:0f:01', null);
+      log.run('02:00:00:00:0f:01', '2024-06-15 15:00:00');
+      log.run('02:00:00:00:0f:02', '2024-06-15 16:00:00');
+      log.run('02:00:00:00:0f:02', '2024-06-15 15:30:00');
+      log.run('02:00:00:00:0f:03', Buffer.from('2024-06-15 16:00:00'));
+      log.run(null, null);
+    })();
+    assert.deepEqual(named(), ['02:00:00:00:0f:01', '02:00:00:00:0f:02', '02:00:00:00:0f:03']);
+    assert.deepEqual(seen(), [['02:00:00:00:0f:02', '2024-06-15T15:30:00Z']]);
+    // Many rows at once (a cycle's worth): every device, and nothing read twice.
     other.exec(`
-      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${changeLogPage * 2})
-      INSERT INTO netkeep_change_log (mac, seen) SELECT '02:00:00:00:0f:02', '2024-06-15 14:00:00' FROM n`);
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+      INSERT INTO netkeep_change_log (mac, seen) SELECT '02:00:00:00:0f:04', '2024-06-15 14:00:00' FROM n`);
     other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?').run('last', macOf(2));
-    assert.deepEqual(named(), [macOf(2), '02:00:00:00:0f:02']);
-    assert.deepEqual(seen(), [['02:00:00:00:0f:02', '2024-06-15T14:00:00Z']]);
+    assert.deepEqual(named(), [macOf(2), '02:00:00:00:0f:04']);
+    assert.deepEqual(seen(), [['02:00:00:00:0f:04', '2024-06-15T14:00:00Z']]);
+    assert.deepEqual(reader.poll(), new Set());
   });
 
   test("this connection's own writes are named by its TEMP triggers and not read again from the log", () => {
