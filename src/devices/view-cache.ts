@@ -46,11 +46,39 @@ interface Entry {
   readonly until: number;
 }
 
+/**
+ * A device's entries, by period. Kept by device, not by device and period: a scan cycle changes
+ * thousands of devices at once, and each is then one lookup instead of one per period (the first
+ * GET after a cycle, which takes the changes in, waited about twice as long). Every record has
+ * every period as a key, in one order (`entriesWith`), so that all share one shape.
+ */
+type DeviceEntries = { readonly [P in Period]: Entry | undefined };
+
 const hoursKey = '"devPresenceHours":';
 const seenKey = '"devLastConnection":';
 
 const cachedPeriods = Object.keys(periods) as Period[];
-const entryKey = (mac: string, period: Period): string => `${period}|${mac}`;
+
+/** A device's entries with `period`'s replaced by `entry` (undefined: none). */
+function entriesWith(
+  entries: DeviceEntries | undefined,
+  period: Period,
+  entry: Entry | undefined,
+): DeviceEntries {
+  const next = {} as { [P in Period]: Entry | undefined };
+  for (const each of cachedPeriods) next[each] = each === period ? entry : entries?.[each];
+  return next;
+}
+
+/** Characters of JSON text a device's entries keep (0: none). */
+function charsOf(entries: DeviceEntries): number {
+  let chars = 0;
+  for (const period of cachedPeriods) {
+    const entry = entries[period];
+    if (entry !== undefined) chars += entry.head.length + entry.tail.length;
+  }
+  return chars;
+}
 
 /**
  * Characters of JSON text kept: 12 Mi characters (12-24 MiB of heap); beyond it the entries cached
@@ -62,9 +90,11 @@ const entryKey = (mac: string, period: Period): string => `${period}|${mac}`;
 const defaultMaxChars = 12 * 1024 * 1024;
 
 export class DeviceJsonCache {
-  /** Keyed by `entryKey(mac, period)`, oldest first. */
-  private readonly entries: SizedMap<string, Entry>;
+  /** Keyed by MAC, oldest first. */
+  private readonly devices: SizedMap<string, DeviceEntries>;
   private readonly changes: ChangeReader;
+  /** Polls that took a change in: a miss keeps what it read only if none did while it read. */
+  private changesTaken = 0;
 
   /**
    * @param repository where views come from and which says what changed
@@ -75,42 +105,51 @@ export class DeviceJsonCache {
     maxChars = defaultMaxChars,
   ) {
     this.changes = repository.changeReader();
-    this.entries = new SizedMap((entry) => entry.head.length + entry.tail.length, maxChars);
-  }
-
-  /** Every period's entry of a device. */
-  private drop(mac: string): void {
-    for (const period of cachedPeriods) this.entries.delete(entryKey(mac, period));
+    this.devices = new SizedMap(charsOf, maxChars);
   }
 
   /** Every period's entry of a device takes `value` (JSON text) as its devLastConnection. */
   private refreshSeen(mac: string, value: string): void {
+    let entries = this.devices.get(mac);
+    if (entries === undefined) return;
     for (const period of cachedPeriods) {
-      const key = entryKey(mac, period);
-      const entry = this.entries.get(key);
+      const entry = entries[period];
       if (entry === undefined) continue;
       const at = entry.seenAt;
-      if (at === undefined) {
-        this.entries.delete(key);
-        continue;
-      }
-      const head = `${entry.head.slice(0, at)}${value}${entry.head.slice(at + entry.seenLength)}`;
-      this.entries.set(key, { ...entry, head, seenLength: value.length });
+      // The key was not found once and only once: the entry is dropped.
+      const head =
+        at === undefined
+          ? undefined
+          : `${entry.head.slice(0, at)}${value}${entry.head.slice(at + entry.seenLength)}`;
+      entries = entriesWith(
+        entries,
+        period,
+        head === undefined ? undefined : { ...entry, head, seenLength: value.length },
+      );
     }
+    this.keep(mac, entries);
+  }
+
+  /** Keeps a device's entries; none at all drops the device. */
+  private keep(mac: string, entries: DeviceEntries): void {
+    if (charsOf(entries) > 0) this.devices.set(mac, entries);
+    else this.devices.delete(mac);
   }
 
   /** Drops or refreshes the entries of the devices changed since the previous call. */
   private takeChanges(): void {
     const changed = this.changes.poll();
     if (changed === 'all') {
-      this.entries.clear();
+      this.changesTaken++;
+      this.devices.clear();
       return;
     }
     if (changed.size === 0) return;
+    this.changesTaken++;
     const seen = this.changes.lastSeen?.();
     for (const device of changed) {
       const value = seen?.get(device);
-      if (value === undefined) this.drop(device);
+      if (value === undefined) this.devices.delete(device);
       else this.refreshSeen(device, JSON.stringify(value));
     }
   }
@@ -120,21 +159,23 @@ export class DeviceJsonCache {
     this.takeChanges();
     const nowMs = now.getTime();
     const nowSeconds = Math.floor(nowMs / 1000);
-    const key = entryKey(mac, period);
-    const hit = this.entries.get(key);
+    const hit = this.devices.get(mac)?.[period];
     if (hit !== undefined) {
       if (nowMs < hit.until && nowSeconds >= hit.atSeconds) {
         const seconds = hit.seconds + hit.slope * (nowSeconds - hit.atSeconds);
         return `${hit.head}${String(presenceHours(seconds))}${hit.tail}`;
       }
-      this.entries.delete(key);
+      this.keep(mac, entriesWith(this.devices.get(mac), period, undefined));
     }
     // A hit above never waits for the store; a miss reads the view once.
+    const takenBefore = this.changesTaken;
     const timed = await this.repository.getTimed(mac, period, now);
     if (timed === undefined) return undefined;
     const json = JSON.stringify(timed.view);
     const until = timed.until === null ? Infinity : timed.until.getTime();
-    if (until <= nowMs) return json;
+    // Another request took a change in while this one read (PostgreSQL reads take a round trip):
+    // it may be a change of this device made after the read, and kept now it would be lost.
+    if (until <= nowMs || this.changesTaken !== takenBefore) return json;
     // The first unescaped `"devPresenceHours":` is the key: inside a string value quotes are escaped.
     const valueStart = json.indexOf(hoursKey) + hoursKey.length;
     const valueText = String(timed.view.devPresenceHours);
@@ -146,7 +187,7 @@ export class DeviceJsonCache {
     const seenAt = seenKeyAt + seenKey.length;
     const seenFound =
       seenKeyAt >= 0 && json.lastIndexOf(seenKey) === seenKeyAt && head.startsWith(seenText, seenAt);
-    this.entries.set(key, {
+    const entry: Entry = {
       head,
       seenAt: seenFound ? seenAt : undefined,
       seenLength: seenText.length,
@@ -155,7 +196,8 @@ export class DeviceJsonCache {
       slope: timed.slope,
       atSeconds: nowSeconds,
       until,
-    });
+    };
+    this.keep(mac, entriesWith(this.devices.get(mac), period, entry));
     return json;
   }
 }

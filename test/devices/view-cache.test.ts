@@ -72,6 +72,38 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     assert.equal((cached as { devDownAlerts: number }).devDownAlerts, before.devDownAlerts + 1);
   });
 
+  test('a change taken in by another request while a miss reads is not lost', async () => {
+    /** A store whose next read waits for `gate` after reading, as a PostgreSQL round trip would. */
+    class GatedStore extends SqliteDeviceStore {
+      gate: Promise<void> | undefined;
+      override async getTimed(
+        ...args: Parameters<SqliteDeviceStore['getTimed']>
+      ): ReturnType<SqliteDeviceStore['getTimed']> {
+        const timed = await super.getTimed(...args);
+        const gate = this.gate;
+        this.gate = undefined;
+        if (gate !== undefined) await gate;
+        return timed;
+      }
+    }
+    const gated = new GatedStore(repo);
+    const gatedCache = new DeviceJsonCache(gated);
+    let release = (): void => undefined;
+    gated.gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    const reading = gatedCache.get(mac, new Date(now));
+    // While it reads: another process renames the device, and another request takes that in.
+    const other = openDatabase(join(dir, 'netkeep.db'));
+    other.prepare("UPDATE Devices SET devName = 'renamed meanwhile' WHERE devMac = ?").run(mac);
+    other.close();
+    assert.ok((await gatedCache.get('02:00:00:00:0c:98', new Date(now))) === undefined);
+    release();
+    assert.ok(!(await reading)?.includes('renamed meanwhile'), 'the answer read before the change');
+    const after = await gatedCache.get(mac, new Date(now));
+    assert.equal((JSON.parse(after ?? '{}') as { devName: string }).devName, 'renamed meanwhile');
+  });
+
   test('a device that does not exist is undefined, and is not remembered', async () => {
     const absent = '02:00:00:00:0c:99';
     assert.equal(await cache.get(absent, new Date(now)), undefined);
