@@ -26,6 +26,7 @@
 import { dbTime, periodStart, type Period } from '../../time.js';
 import { storedFields, type DeviceRow } from '../../devices/catalogue.js';
 import type { DeviceChild, DeviceStats, DeviceView, TimedView } from '../devices.js';
+import { childColumns } from '../sqlite/device-sql.js';
 import { childOf, deviceViewOf, type ChildRow } from '../sqlite/devices.js';
 import {
   bucketBounds,
@@ -142,17 +143,6 @@ interface StatsRow {
   rSessions?: number;
   rSeconds?: number;
 }
-
-/** The columns of a child (`ChildRow`), in devChildrenDynamic's order (sqlite/device-sql.ts `children`). */
-const childColumns: readonly (keyof ChildRow)[] = [
-  'devMac',
-  'devName',
-  'devPresentLastScan',
-  'devAlertDown',
-  'devParentRelType',
-  'devParentPort',
-  'devLastIP',
-];
 
 /**
  * The rest of the transaction uses the generic plan of a prepared statement. The statistics'

@@ -12,6 +12,7 @@ import { searchColumns, type DeviceListQuery } from '../../devices/list-query.js
 import { deviceListSql } from './list-sql.js';
 import { toggleEventTypes } from '../../devices/presence.js';
 import { presenceFlagColumns } from './status-sql.js';
+import type { ChildRow } from './devices.js';
 
 const editableNames = editableFields.map((f) => f.name);
 const columnList = storedFields.map((f) => f.name).join(', ');
@@ -46,6 +47,20 @@ export function updateOneSql(name: string): string {
 /** The searched columns of every device: the search index's load (one pass, no per-row work). */
 export const searchTextsSql = `SELECT devMac, ${searchColumns.join(', ')} FROM Devices`;
 
+/**
+ * The fields of a child that its parent's answer shows (devChildrenDynamic), in that order: the
+ * `children` query, PostgreSQL's (postgres/device-views.ts) and the change tracking's parent marks.
+ */
+export const childColumns = [
+  'devMac',
+  'devName',
+  'devPresentLastScan',
+  'devAlertDown',
+  'devParentRelType',
+  'devParentPort',
+  'devLastIP',
+] as const satisfies readonly (keyof ChildRow)[];
+
 export const deviceSql = {
   select: `SELECT ${columnList}, ${presenceFlagColumns} FROM Devices WHERE devMac = ?`,
   exists: 'SELECT 1 FROM Devices WHERE devMac = ?',
@@ -77,8 +92,7 @@ export const deviceSql = {
   copy: `INSERT INTO Devices (devMac, ${copiedColumns.join(', ')}, devGUID)
     SELECT @to, ${copiedColumns.join(', ')}, @guid FROM Devices WHERE devMac = @from
     ON CONFLICT (devMac) DO UPDATE SET ${[...copiedColumns, 'devGUID'].map((n) => `${n} = excluded.${n}`).join(', ')}`,
-  children: `SELECT devMac, devName, devPresentLastScan, devAlertDown, devParentRelType, devParentPort, devLastIP
-    FROM Devices WHERE devParentMAC = ? ORDER BY devMac`,
+  children: `SELECT ${childColumns.join(', ')} FROM Devices WHERE devParentMAC = ? ORDER BY devMac`,
   eventCounts: `SELECT
       COUNT(*) FILTER (WHERE eve_EventType NOT IN ('Connected', 'Disconnected')) AS events,
       COUNT(*) FILTER (WHERE eve_EventType = 'Device Down') AS downAlerts
@@ -378,17 +392,8 @@ const onlySeen = `NEW.devLastConnection IS NOT NULL AND ${storedFields
   .filter((f) => f.name !== 'devLastConnection')
   .map((f) => `OLD.${f.name} IS NEW.${f.name}`)
   .join(' AND ')}`;
-/** A field that the device's parent shows of it (name, status, relation, port, IP) changed. */
-const parentShownChanged = [
-  'devParentMAC',
-  'devName',
-  'devPresentLastScan',
-  'devAlertDown',
-  'devParentRelType',
-  'devParentPort',
-  'devLastIP',
-  'devMac',
-]
+/** A field that the device's parent shows of it (`childColumns`), or the parent itself, changed. */
+const parentShownChanged = ['devParentMAC', ...childColumns]
   .map((c) => `OLD.${c} IS NOT NEW.${c}`)
   .join(' OR ');
 export const changeTrackingSql = `
