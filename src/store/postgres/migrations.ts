@@ -21,6 +21,13 @@
  * - `netkeep_*` tables are PostgreSQL-only bookkeeping (this version table, the store's metadata).
  */
 import type { PoolClient } from 'pg';
+import { devicesColumnsV11 } from '../devices-columns-v11.js';
+
+/** Every column of `devicesColumnsV11` as it was, but the MAC the rows are joined on (frozen with it). */
+const sameButLastConnectionV11 = devicesColumnsV11
+  .filter((c) => c !== 'devMac')
+  .map((c) => `n."${c}" IS NOT DISTINCT FROM o."${c}"`)
+  .join(' AND ');
 
 export interface PostgresMigration {
   readonly description: string;
@@ -540,9 +547,9 @@ export const postgresMigrations: readonly PostgresMigration[] = [
         -- (pool.ts reads it before COMMIT, with netkeep.changed) and in the log row's column
         -- seen. Every other updated row marks its device, its former MAC and both parents, as
         -- before. A MAC marked both ways in one transaction counts as changed (the readers).
-        -- The Devices columns are those of this version, listed literally (frozen), as SQLite's
-        -- version 12 lists its own (a comparison of whole rows as JSON doubled a scan cycle's
-        -- apply): a later migration that adds a column must replace netkeep_note_device_updates
+        -- The Devices columns are those of this version, listed literally (frozen:
+        -- devicesColumnsV11, as SQLite's version 12 lists them; a comparison of whole rows as
+        -- JSON doubled a scan cycle's apply): a later migration that adds a column must replace netkeep_note_device_updates
         -- with it (test/store/postgres/change-tracking.test.ts checks the list against the table).
         ALTER TABLE netkeep_change_log ADD COLUMN seen JSONB;
         CREATE FUNCTION netkeep_note_device_updates() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -553,19 +560,7 @@ export const postgresMigrations: readonly PostgresMigration[] = [
           SELECT jsonb_object_agg(n."devMac", n."devLastConnection") INTO seen
             FROM new_rows n JOIN old_rows o ON o."devMac" = n."devMac"
             WHERE n."devLastConnection" IS DISTINCT FROM o."devLastConnection"
-              AND n."devName" IS NOT DISTINCT FROM o."devName" AND n."devOwner" IS NOT DISTINCT FROM o."devOwner" AND n."devType" IS NOT DISTINCT FROM o."devType"
-              AND n."devVendor" IS NOT DISTINCT FROM o."devVendor" AND n."devFavorite" IS NOT DISTINCT FROM o."devFavorite" AND n."devGroup" IS NOT DISTINCT FROM o."devGroup"
-              AND n."devComments" IS NOT DISTINCT FROM o."devComments" AND n."devFirstConnection" IS NOT DISTINCT FROM o."devFirstConnection" AND n."devLastIP" IS NOT DISTINCT FROM o."devLastIP"
-              AND n."devStaticIP" IS NOT DISTINCT FROM o."devStaticIP" AND n."devScan" IS NOT DISTINCT FROM o."devScan" AND n."devLogEvents" IS NOT DISTINCT FROM o."devLogEvents"
-              AND n."devAlertEvents" IS NOT DISTINCT FROM o."devAlertEvents" AND n."devAlertDown" IS NOT DISTINCT FROM o."devAlertDown" AND n."devSkipRepeated" IS NOT DISTINCT FROM o."devSkipRepeated"
-              AND n."devLastNotification" IS NOT DISTINCT FROM o."devLastNotification" AND n."devPresentLastScan" IS NOT DISTINCT FROM o."devPresentLastScan" AND n."devIsNew" IS NOT DISTINCT FROM o."devIsNew"
-              AND n."devLocation" IS NOT DISTINCT FROM o."devLocation" AND n."devIsArchived" IS NOT DISTINCT FROM o."devIsArchived" AND n."devParentMAC" IS NOT DISTINCT FROM o."devParentMAC"
-              AND n."devParentPort" IS NOT DISTINCT FROM o."devParentPort" AND n."devParentRelType" IS NOT DISTINCT FROM o."devParentRelType" AND n."devReqNicsOnline" IS NOT DISTINCT FROM o."devReqNicsOnline"
-              AND n."devIcon" IS NOT DISTINCT FROM o."devIcon" AND n."devGUID" IS NOT DISTINCT FROM o."devGUID" AND n."devSite" IS NOT DISTINCT FROM o."devSite"
-              AND n."devSSID" IS NOT DISTINCT FROM o."devSSID" AND n."devSyncHubNode" IS NOT DISTINCT FROM o."devSyncHubNode" AND n."devSourcePlugin" IS NOT DISTINCT FROM o."devSourcePlugin"
-              AND n."devCustomProps" IS NOT DISTINCT FROM o."devCustomProps" AND n."devFQDN" IS NOT DISTINCT FROM o."devFQDN" AND n."devCanSleep" IS NOT DISTINCT FROM o."devCanSleep"
-              AND n."devMissesBeforeAbsent" IS NOT DISTINCT FROM o."devMissesBeforeAbsent" AND n."devPrimaryIPv6" IS NOT DISTINCT FROM o."devPrimaryIPv6" AND n."devNameSource" IS NOT DISTINCT FROM o."devNameSource"
-              AND n."devWatchPorts" IS NOT DISTINCT FROM o."devWatchPorts";
+              AND ${sameButLastConnectionV11};
           SELECT array_agg(DISTINCT m) INTO macs FROM (
               SELECT unnest(ARRAY[r."devMac", r."devParentMAC"])
                 FROM (SELECT * FROM new_rows UNION ALL SELECT * FROM old_rows) AS r

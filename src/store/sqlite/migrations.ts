@@ -5,6 +5,7 @@
  * may change (the device catalogue); append a new migration instead.
  */
 import type { Database } from 'better-sqlite3';
+import { devicesColumnsV11 } from '../devices-columns-v11.js';
 
 export interface Migration {
   readonly description: string;
@@ -52,51 +53,7 @@ export const historyCountsBackfill = `
           GROUP BY mac, span, bucket;
 `;
 
-/**
- * The Devices columns of schema version 11 but devLastConnection, listed literally: the change-log
- * triggers compare them, and a migration's SQL must not change when the catalogue does later.
- */
-const devicesColumnsV11 = [
-  'devMac',
-  'devName',
-  'devOwner',
-  'devType',
-  'devVendor',
-  'devFavorite',
-  'devGroup',
-  'devComments',
-  'devFirstConnection',
-  'devLastIP',
-  'devStaticIP',
-  'devScan',
-  'devLogEvents',
-  'devAlertEvents',
-  'devAlertDown',
-  'devSkipRepeated',
-  'devLastNotification',
-  'devPresentLastScan',
-  'devIsNew',
-  'devLocation',
-  'devIsArchived',
-  'devParentMAC',
-  'devParentPort',
-  'devParentRelType',
-  'devReqNicsOnline',
-  'devIcon',
-  'devGUID',
-  'devSite',
-  'devSSID',
-  'devSyncHubNode',
-  'devSourcePlugin',
-  'devCustomProps',
-  'devFQDN',
-  'devCanSleep',
-  'devMissesBeforeAbsent',
-  'devPrimaryIPv6',
-  'devNameSource',
-  'devWatchPorts',
-] as const;
-/** Every column of `devicesColumnsV11` as it was. */
+/** Every column of `devicesColumnsV11` as it was (frozen with it). */
 const sameButLastConnectionV11 = devicesColumnsV11.map((c) => `OLD.${c} IS NEW.${c}`).join(' AND ');
 
 export const migrations: readonly Migration[] = [
