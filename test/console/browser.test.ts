@@ -365,6 +365,30 @@ describe('web console in Chromium', { skip }, () => {
     const res = await page.evaluate(async () => (await fetch('/devices')).status);
     assert.equal(res, 403);
   });
+
+  test('a refusal answered after the sign-in, of a request sent before it, does not sign the page out', async () => {
+    // The page's first request for the totals is held and answered only once the sign-in is
+    // through, with the refusal the server gave it (a slow answer on a loaded server).
+    let held: (() => Promise<void>) | undefined;
+    await page.route('**/devices/totals', async (route) => {
+      if (held !== undefined) return route.continue();
+      const refused = await route.fetch();
+      held = () => route.fulfill({ response: refused });
+    });
+    await page.goto(`${server.url}/ui/`);
+    await page.getByLabel('API token').fill(server.token);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Devices' }).waitFor();
+    assert.ok(held !== undefined, 'the first request for the totals was held');
+    await held();
+    await page.unroute('**/devices/totals');
+    // The page takes a local answer in within milliseconds; a late refusal that signed it out
+    // would have brought the sign-in form back well within this.
+    await page.waitForTimeout(500);
+    assert.equal(await page.getByLabel('API token').count(), 0, 'still signed in');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API token').waitFor();
+  });
 });
 
 describe(

@@ -2,7 +2,8 @@
  * Talking to netkeep's API from the page. The session cookie authorises every request (the browser
  * sends it; page script never sees it or the token). Failures become `ApiFailure` with the server's
  * own sentence, so that pages can show errors in words. A 403 "not authorized" means the session is
- * gone: listeners of `onSignedOut` show the sign-in form.
+ * gone: listeners of `onSignedOut` show the sign-in form. Only for a request sent since the latest
+ * sign-in (`signIn`): a page's first requests, refused before it signed in, may be answered after.
  */
 
 export class ApiFailure extends Error {
@@ -17,6 +18,9 @@ export class ApiFailure extends Error {
 
 const signedOutListeners = new Set<() => void>();
 const authorizedListeners = new Set<() => void>();
+/** Sign-ins of this page so far; each answer is known by the count its request was sent at. */
+let signIns = 0;
+const sentAt = new WeakMap<Response, number>();
 
 /** Called whenever a request finds that the session has ended. */
 export function onSignedOut(listener: () => void): () => void {
@@ -40,12 +44,14 @@ interface ErrorBody {
   error?: unknown;
 }
 
-function failureOf(status: number, body: unknown, fallback: string): ApiFailure {
+function failureOf(response: Response, status: number, body: unknown, fallback: string): ApiFailure {
   const b = (typeof body === 'object' && body !== null ? body : {}) as ErrorBody;
   const message = typeof b.message === 'string' && b.message !== '' ? b.message : fallback;
   const details = typeof b.details === 'string' ? b.details : undefined;
-  if (status === 403 && message === 'ERROR: Not authorized') for (const l of signedOutListeners) l();
-  else authorized(); // any other answer (or none) is the page's to show
+  if (status === 403 && message === 'ERROR: Not authorized') {
+    // Refused before the latest sign-in: it says nothing of the session the page has now.
+    if (sentAt.get(response) === signIns) for (const l of signedOutListeners) l();
+  } else authorized(); // any other answer (or none) is the page's to show
   return new ApiFailure(status, message, details);
 }
 
@@ -70,14 +76,17 @@ async function send(
   const headers: Record<string, string> = {};
   if (accept !== undefined) headers.Accept = accept;
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  const signInsAtSend = signIns;
   try {
-    return await fetch(path, {
+    const response = await fetch(path, {
       method,
       headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal: options.signal,
       credentials: 'same-origin',
     });
+    sentAt.set(response, signInsAtSend);
+    return response;
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     authorized();
@@ -94,7 +103,7 @@ async function readJson<T>(response: Response): Promise<T> {
   } catch {
     body = undefined;
   }
-  if (!response.ok) throw failureOf(response.status, body, statusText(response));
+  if (!response.ok) throw failureOf(response, response.status, body, statusText(response));
   authorized();
   return body as T;
 }
@@ -105,6 +114,12 @@ export async function api<T>(method: string, path: string, options: RequestOptio
 }
 
 export const get = <T>(path: string, signal?: AbortSignal) => api<T>('GET', path, { signal });
+
+/** Exchanges the API token for the session cookie (`POST /session`). */
+export async function signIn(token: string): Promise<void> {
+  await api('POST', '/session', { body: { token } });
+  signIns++;
+}
 
 /** One `event:`/`data:` message of a Server-Sent Events stream. */
 export interface StreamMessage {
@@ -165,7 +180,7 @@ export async function streamed<T>(
     else if (message.event === 'result') return data as T;
     else if (message.event === 'error') {
       const status = (data as { status?: unknown }).status;
-      throw failureOf(typeof status === 'number' ? status : 500, data, 'The command failed.');
+      throw failureOf(response, typeof status === 'number' ? status : 500, data, 'The command failed.');
     }
   }
   throw new ApiFailure(0, 'The stream ended before the result arrived.');

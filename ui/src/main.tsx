@@ -4,7 +4,7 @@
  */
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, get, onAuthorized, onSignedOut } from './api';
+import { api, describe, get, onAuthorized, onSignedOut, signIn } from './api';
 import { Busy, ErrorNote } from './components';
 import { DevicePage } from './pages/device';
 import { DeviceList } from './pages/devices';
@@ -47,7 +47,7 @@ function SignIn({ onSignedIn }: { readonly onSignedIn: () => void }) {
     setBusy(true);
     setError(undefined);
     try {
-      await api('POST', '/session', { body: { token } });
+      await signIn(token);
       if (input.current) input.current.value = '';
       onSignedIn();
     } catch (err) {
