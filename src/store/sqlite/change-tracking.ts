@@ -8,7 +8,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { CommitProbe } from '../../db/commit-probe.js';
-import { ChangeReaders, seenValue } from '../change-readers.js';
+import { ChangeReaders, noneSeen, seenValue } from '../change-readers.js';
 import type { ChangeReader } from '../devices.js';
 import {
   changedDeviceFunction,
@@ -83,6 +83,7 @@ export class ChangeTracking {
     if (!this.commitProbe.mayHaveChanged()) return;
     const inTransaction = this.db.inTransaction;
     let version: number;
+    let tookLog = false;
     try {
       // Read before the version: when the version has not moved, no other connection had
       // committed by then, so every row up to this id is this connection's own (committed: no
@@ -98,7 +99,10 @@ export class ChangeTracking {
         // they roll back): it is read once no transaction is open; meanwhile, everything.
         this.readers.everything();
         version = this.dataVersion;
-      } else this.readLog();
+      } else {
+        this.readLog();
+        tookLog = true;
+      }
     } catch (error) {
       // The probe has already taken in the new header: without this, the next poll would see no
       // change and a foreign commit would never be noticed.
@@ -110,7 +114,11 @@ export class ChangeTracking {
     const seen = this.seenHere;
     if (changed.size > 0) this.changedHere = new Set();
     if (seen.size > 0) this.seenHere = new Map();
-    if (changed.size > 0 || seen.size > 0) this.readers.changed(changed, seen);
+    // The log just read holds this connection's committed writes too, in commit order with the
+    // other connections': a 'seen' value of its own, handed after them, could be older than one
+    // of theirs (and one the log lacks changed nothing). A full change wins whatever its order.
+    const ownSeen = tookLog ? noneSeen : seen;
+    if (changed.size > 0 || ownSeen.size > 0) this.readers.changed(changed, ownSeen);
   }
 
   /**
