@@ -22,7 +22,7 @@
 import { seenChanges, type PostgresPool, type StoreLog } from './pool.js';
 
 export interface ChangeLogOptions {
-  /** This server's id: its own rows are skipped (its pool reports its commits exactly). */
+  /** This server's id: its own rows are not reported again (its pool reports its commits exactly). */
   readonly serverId: string;
   /** The devices other servers' statements changed, and those only seen again (change-readers.ts). */
   readonly onChanged: (macs: readonly string[], seen: ReadonlyMap<string, string>) => void;
@@ -44,6 +44,13 @@ interface LogRow {
   macs: string[];
   /** Devices only seen again: MAC -> stored devLastConnection (null: none). */
   seen: unknown;
+}
+
+/** Every device a log row names, changed or only seen again. */
+function macsOf(row: LogRow): string[] {
+  return typeof row.seen === 'object' && row.seen !== null
+    ? [...row.macs, ...Object.keys(row.seen)]
+    : row.macs;
 }
 
 export class PostgresChangeLog {
@@ -139,7 +146,13 @@ export class PostgresChangeLog {
     for (const row of rows) {
       if (this.seen.has(row.id)) continue;
       this.seen.set(row.id, BigInt(row.xid));
-      if (row.server === this.options.serverId) continue;
+      if (row.server === this.options.serverId) {
+        // This server handed its own commits as they settled. Another server's 'seen' value read
+        // before one of its rows is older (the rows of one device are in commit order, see the
+        // query): handed now, after this server's newer value, it would win.
+        if (moved.size > 0) for (const mac of macsOf(row)) moved.delete(mac);
+        continue;
+      }
       const changes = seenChanges([...row.macs], row.seen);
       for (const mac of changes.macs) {
         macs.add(mac);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DeviceJsonCache } from '../../../src/devices/view-cache.js';
 import type { ChangeReader, Changes, DeviceStore } from '../../../src/store/devices.js';
+import { openPostgres, type PostgresPool } from '../../../src/store/postgres/pool.js';
 import { openPostgresStore, type PostgresStore } from '../../../src/store/postgres/store.js';
 import { postgresMissing, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { requireAll, skipUnlessCi } from '../../helpers/requirements.js';
@@ -31,14 +32,22 @@ describe('PostgreSQL change tracking', { skip }, () => {
   let pg: PostgresServer;
   let a: PostgresStore;
   let b: PostgresStore;
+  /** A server that reads the change log only on a hint (its timer: once in ten minutes). */
+  let hinted: PostgresStore;
+  /** A writer with no change log and no listener: it never sends a hint. */
+  let silent: PostgresPool;
 
   before(async () => {
     requireAll(postgresMissing());
     pg = await startPostgres();
     a = await openPostgresStore(pg.url, { serverId: 'server-a' });
     b = await openPostgresStore(pg.url, { serverId: 'server-b' });
+    hinted = await openPostgresStore(pg.url, { serverId: 'server-hinted', changeLogPollMs: 600_000 });
+    silent = await openPostgres(pg.url, { serverId: 'server-silent' });
   });
   after(async () => {
+    await silent.close();
+    await hinted.close();
     await a.close();
     await b.close();
     await pg.stop();
@@ -208,5 +217,31 @@ describe('PostgreSQL change tracking', { skip }, () => {
     }
     assert.ok((await sameAsUncached(mac)).includes('"devVendor":"v"'));
     assert.equal(computed, misses + 1, 'read again once');
+  });
+
+  test("another server's older 'seen' value, read from the log after this server's newer one, does not win", async () => {
+    const mac = 'cc:00:00:00:00:04';
+    const hint = 'cc:00:00:00:00:05';
+    const at = new Date(Date.UTC(2024, 5, 15, 12, 0, 0));
+    const seenAt = 'UPDATE "Devices" SET "devLastConnection" = $1 WHERE "devMac" = $2';
+    assert.equal(await hinted.devices.create(mac, {}, at), 'created');
+    const cache = new DeviceJsonCache(hinted.devices);
+    const waiter = hinted.devices.changeReader();
+    await cache.get(mac, at);
+    // The silent server commits first (no hint: this server has not read its row yet), then this
+    // server, later and newer: its own commit is handed at once.
+    await silent.query(seenAt, ['2024-06-15 11:59:00', mac]);
+    await hinted.pool.query(seenAt, ['2024-06-15 11:59:30', mac]);
+    assert.ok((await cache.get(mac, at))?.includes('"devLastConnection":"2024-06-15T11:59:30Z"') === true);
+    // Another server's hint: this one reads the log, where both rows are, in commit order.
+    assert.equal(await b.devices.create(hint, {}, at), 'created');
+    for (let i = 0; i < 400; i++) {
+      const changes = waiter.poll();
+      if (changes === 'all' || changes.has(hint)) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const answer = (await cache.get(mac, at)) ?? '';
+    assert.equal(answer, JSON.stringify((await hinted.devices.getTimed(mac, 'all', at))?.view));
+    assert.ok(answer.includes('"devLastConnection":"2024-06-15T11:59:30Z"'), answer);
   });
 });
