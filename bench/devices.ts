@@ -552,7 +552,7 @@ export async function run(): Promise<void> {
     );
     console.log('');
     console.log(
-      'Targets: every GET case >= 50% of the ceiling and p99 < 10 ms; update-column >= 10,000 writes/s; RSS < 200 MB.',
+      'Targets: every GET case >= 50% of the ceiling and p99 < 10 ms; update-column >= 10,000 writes/s; peak RSS < 300 MB (the whole list included).',
     );
     for (const verdict of verdicts) console.log(`- ${verdict}`);
     const listMs = median(listTimes.map((t) => t.totalMs));
@@ -578,8 +578,10 @@ export async function run(): Promise<void> {
       );
     if (peak && idle) {
       const peakMB = (peak.peakMiB * 1024 * 1024) / 1e6; // the target is in MB, /proc counts KiB
+      // The peak comes with the whole list of 10,000 devices (its target: under 300 MB); the RSS
+      // after each GET case is in the table.
       console.log(
-        `- RSS: ${idle.rssMiB.toFixed(0)} MiB idle after start, peak ${peak.peakMiB.toFixed(0)} MiB = ${peakMB.toFixed(0)} MB: ${peakMB < 200 ? 'met' : 'missed'}`,
+        `- RSS: ${idle.rssMiB.toFixed(0)} MiB idle after start, peak ${peak.peakMiB.toFixed(0)} MiB = ${peakMB.toFixed(0)} MB: ${peakMB < 300 ? 'met' : 'missed'}`,
       );
     }
     if (benchStores().includes('postgres')) {
