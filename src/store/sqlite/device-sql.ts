@@ -259,7 +259,7 @@ export const countSql = {
       MIN(ses_DateTimeConnection) FILTER (WHERE ses_DateTimeConnection > @now) AS nextStart,
       COUNT(*) FILTER (WHERE ses_DateTimeConnection IS NOT NULL
         AND datetime(ses_DateTimeConnection) IS NOT ses_DateTimeConnection) AS irregular
-    FROM Sessions WHERE ses_MAC = @mac AND ${sessionOpen}`,
+    FROM Sessions INDEXED BY Sessions_mac_open WHERE ses_MAC = @mac AND ${sessionOpen}`,
   // The earliest row time at or after a period's start: when the start passes it, a count (or the
   // rate at which presence changes) changes.
   nextChange: `SELECT
