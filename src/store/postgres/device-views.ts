@@ -54,7 +54,7 @@ const secondsBetween = (from: string, end: string): string =>
  * $4 `dayFrom`, $5 `dayTo`, $6 `monthFrom` of `bucketBounds`.
  */
 function statsSql(window: boolean): string {
-  // countSql.totals (no row: zeros) and countSql.openSessions.
+  // countSql.kept: the totals (no row: zeros) and the open sessions.
   const kept = `SELECT coalesce(t."events", 0) AS "tEvents", coalesce(t."downAlerts", 0) AS "tDownAlerts",
       coalesce(t."sessions", 0) AS "tSessions", coalesce(t."closedSeconds", 0) AS "tClosedSeconds",
       coalesce(t."irregular", 0) AS "tIrregular", o.*${window ? ', b.*, e.*, en.*, st.*, nx.*, re.*, rs.*' : ''}

@@ -63,6 +63,12 @@ export const childColumns = [
 
 export const deviceSql = {
   select: `SELECT ${columnList}, ${presenceFlagColumns} FROM Devices WHERE devMac = ?`,
+  // GET /device's row: `select`, and whether the device has aliases and children (most have
+  // neither, and their two lookups are then skipped).
+  view: `SELECT ${columnList}, ${presenceFlagColumns},
+      EXISTS (SELECT 1 FROM DeviceMacs WHERE dma_DevMac = Devices.devMac) AS viewHasAliases,
+      EXISTS (SELECT 1 FROM Devices AS child WHERE child.devParentMAC = Devices.devMac) AS viewHasChildren
+    FROM Devices WHERE devMac = ?`,
   exists: 'SELECT 1 FROM Devices WHERE devMac = ?',
   // What the search index (search-index.ts) keeps of a device (`searchTextsSql`: of every one).
   searchTextsOf: `SELECT devMac, ${searchColumns.join(', ')} FROM Devices WHERE devMac = ?`,
@@ -247,19 +253,29 @@ export function deviceListStatements(query: DeviceListQuery): { page: string; to
  * start on (days to the end of that month, then whole months: at most ~43 rows) plus the raw rows
  * between the start and that day (one day's worth at most), plus the open sessions.
  */
-export const countSql = {
-  totals: `SELECT events, downAlerts, sessions, closedSeconds, irregular
-    FROM DeviceHistoryTotals WHERE mac = ?`,
-  // Open sessions count in every period and end "now"; a start before the period is clipped to it.
-  // `growing` open sessions add a second per second; `nextStart` is when a future one starts to;
-  // `irregular` ones (a start that is not canonical storage text) keep a cache from relying on that.
-  openSessions: `SELECT COUNT(*) AS sessions,
+/**
+ * A device's open sessions: they count in every period and end "now"; a start before the period is
+ * clipped to it. `growing` open sessions add a second per second; `nextStart` is when a future one
+ * starts to; `irregular` ones (a start that is not canonical storage text) keep a cache from
+ * relying on that. (Through the index made for them: the planner would walk every session of the
+ * device through Sessions_mac_stats.)
+ */
+const openSessionsSql = `SELECT COUNT(*) AS sessions,
       TOTAL(MAX(0, unixepoch(@now) - unixepoch(MAX(ses_DateTimeConnection, @start)))) AS seconds,
       COUNT(*) FILTER (WHERE ses_DateTimeConnection >= @start AND ses_DateTimeConnection <= @now) AS growing,
       MIN(ses_DateTimeConnection) FILTER (WHERE ses_DateTimeConnection > @now) AS nextStart,
       COUNT(*) FILTER (WHERE ses_DateTimeConnection IS NOT NULL
         AND datetime(ses_DateTimeConnection) IS NOT ses_DateTimeConnection) AS irregular
-    FROM Sessions INDEXED BY Sessions_mac_open WHERE ses_MAC = @mac AND ${sessionOpen}`,
+    FROM Sessions INDEXED BY Sessions_mac_open WHERE ses_MAC = @mac AND ${sessionOpen}`;
+
+export const countSql = {
+  // What every period reads: the device's DeviceHistoryTotals row (no row: zeros) and its open
+  // sessions (`open*`), in one statement.
+  kept: `SELECT coalesce(t.events, 0) AS events, coalesce(t.downAlerts, 0) AS downAlerts,
+      coalesce(t.sessions, 0) AS sessions, coalesce(t.closedSeconds, 0) AS closedSeconds,
+      coalesce(t.irregular, 0) AS irregular, o.sessions AS openSessions, o.seconds AS openSeconds,
+      o.growing AS openGrowing, o.nextStart AS openNextStart, o.irregular AS openIrregular
+    FROM (${openSessionsSql}) AS o LEFT JOIN DeviceHistoryTotals AS t ON t.mac = @mac`,
   // The earliest row time at or after a period's start: when the start passes it, a count (or the
   // rate at which presence changes) changes.
   nextChange: `SELECT

@@ -15,7 +15,7 @@ import { GroupCommit } from '../../db/group-commit.js';
 import { ChangeTracking } from './change-tracking.js';
 import { PeriodStatistics } from './period-stats.js';
 import { SqlitePresence } from './presence.js';
-import { defaultColumns, newDeviceRow } from './rows.js';
+import { defaultColumns, newDeviceRow, rowGetter } from './rows.js';
 import { dbTime, periodStart, type Period } from '../../time.js';
 import {
   editableFields,
@@ -122,6 +122,9 @@ export function toColumns(changes: DeviceChanges): DeviceRow {
   return row;
 }
 
+/** `deviceSql.view`: the row, and 1 when the device has aliases, children. */
+type ViewRow = DeviceRow & { viewHasAliases: number; viewHasChildren: number };
+
 interface SeenTimes {
   firstSeen: string | null;
   lastSeen: string | null;
@@ -189,7 +192,10 @@ export class SqliteDevices {
   private readonly moveChildrenStmt: Statement<[{ from: string; to: string }]>;
   private readonly mergeTx: (to: string, from: string, now: Date) => MacsResult;
   private readonly splitTx: (mac: string, alias: string, now: Date) => MacsResult & { split: string };
-  private readonly selectStmt: Statement<[string], DeviceRow>;
+  /** `deviceSql.select`: a device's row as lists show it. */
+  private readonly selectRow: (mac: string) => DeviceRow | undefined;
+  /** `deviceSql.view`: a device's row as GET /device shows it. */
+  private readonly viewRow: (mac: string) => ViewRow | undefined;
   private readonly searchTextsStmt: Statement<[], SearchTexts>;
   private readonly searchTextsOfStmt: Statement<[string], SearchTexts>;
   private readonly existsStmt: Statement<[string]>;
@@ -259,7 +265,8 @@ export class SqliteDevices {
     this.moveEventsStmt = db.prepare(macSql.moveEvents);
     this.moveSessionsStmt = db.prepare(macSql.moveSessions);
     this.moveChildrenStmt = db.prepare(macSql.moveChildren);
-    this.selectStmt = db.prepare(deviceSql.select);
+    this.selectRow = rowGetter(db.prepare<[string], DeviceRow>(deviceSql.select));
+    this.viewRow = rowGetter(db.prepare<[string], ViewRow>(deviceSql.view));
     this.searchTextsStmt = db.prepare(searchTextsSql);
     this.searchTextsOfStmt = db.prepare(deviceSql.searchTextsOf);
     this.existsStmt = db.prepare(deviceSql.exists).pluck();
@@ -415,10 +422,15 @@ export class SqliteDevices {
 
   getTimed(mac: string, period: Period, now: Date): TimedView | undefined {
     return this.readTx(() => {
-      const row = this.selectStmt.get(mac);
+      const row = this.viewRow(mac);
       if (row === undefined) return undefined;
       const { stats, seconds, slope, until } = this.periods.of(mac, period, now);
-      const view = deviceViewOf(row, this.macsOf(mac), this.listChildren(mac), stats);
+      const view = deviceViewOf(
+        row,
+        row.viewHasAliases === 1 ? this.macsOf(mac) : withOwn(mac, []),
+        row.viewHasChildren === 1 ? this.listChildren(mac) : [],
+        stats,
+      );
       return { view, seconds, slope, until: until === null ? null : new Date(until) };
     });
   }
@@ -527,7 +539,7 @@ export class SqliteDevices {
   listItems(macs: readonly string[]): (DeviceListItem | undefined)[] {
     return this.readTx(() =>
       macs.map((mac) => {
-        const row = this.selectStmt.get(mac);
+        const row = this.selectRow(mac);
         return row === undefined ? undefined : deviceListItemOf(row);
       }),
     );

@@ -12,7 +12,7 @@ import { dbTime, fromDbTime, periodStart, periods, type Period } from '../../tim
 import { presenceHours, type DeviceStats } from '../devices.js';
 import { countSql, deviceSql } from './device-sql.js';
 
-/** A device's row of DeviceHistoryTotals (`countSql.totals`). */
+/** A device's row of DeviceHistoryTotals (`countSql.kept`; no row: zeros). */
 export interface TotalsRow {
   events: number;
   downAlerts: number;
@@ -21,13 +21,22 @@ export interface TotalsRow {
   irregular: number;
 }
 
-/** A device's open sessions (`countSql.openSessions`). */
+/** A device's open sessions (the `open*` columns of `countSql.kept`). */
 export interface OpenRow {
   sessions: number;
   seconds: number;
   growing: number;
   nextStart: string | null;
   irregular: number;
+}
+
+/** `countSql.kept`: the totals, then the open sessions' columns. */
+interface KeptRow extends TotalsRow {
+  openSessions: number;
+  openSeconds: number;
+  openGrowing: number;
+  openNextStart: string | null;
+  openIrregular: number;
 }
 
 /** The earliest row times at or after a period's start (`countSql.nextChange`). */
@@ -189,8 +198,7 @@ export class PeriodStatistics {
     [{ mac: string; start: string; now: string }],
     { sessions: number; seconds: number; openSessions: number; latestOpenStart: string | null }
   >;
-  private readonly totalsStmt: Statement<[string], TotalsRow>;
-  private readonly openStmt: Statement<[{ mac: string; start: string; now: string }], OpenRow>;
+  private readonly keptStmt: Statement<[{ mac: string; start: string; now: string }], KeptRow>;
   private readonly bucketsStmt: Statement<
     [{ mac: string; dayFrom: string; dayTo: string; monthFrom: string }],
     BucketsRow
@@ -203,8 +211,7 @@ export class PeriodStatistics {
   constructor(db: Database) {
     this.eventCountsStmt = db.prepare(deviceSql.eventCounts);
     this.sessionStatsStmt = db.prepare(deviceSql.sessionStats);
-    this.totalsStmt = db.prepare(countSql.totals);
-    this.openStmt = db.prepare(countSql.openSessions);
+    this.keptStmt = db.prepare(countSql.kept);
     this.bucketsStmt = db.prepare(countSql.buckets);
     this.edgeEventsStmt = db.prepare(countSql.edgeEvents);
     this.edgeEndedStmt = db.prepare(countSql.edgeEnded);
@@ -216,14 +223,24 @@ export class PeriodStatistics {
   of(mac: string, period: Period, now: Date): PeriodStats {
     const start = periodStart(period, now) ?? '';
     const nowText = dbTime(now);
-    const totals = this.totalsStmt.get(mac) ?? noTotals;
+    const kept = this.keptStmt.get({ mac, start, now: nowText });
+    const totals: TotalsRow = kept ?? noTotals;
     if (period !== 'all' && totals.irregular > 0)
       return recountedPeriodStats(
         this.eventCountsStmt.get({ mac, start }),
         this.sessionStatsStmt.get({ mac, start, now: nowText }),
         now,
       );
-    const open = this.openStmt.get({ mac, start, now: nowText }) ?? noOpen;
+    const open: OpenRow =
+      kept === undefined
+        ? noOpen
+        : {
+            sessions: kept.openSessions,
+            seconds: kept.openSeconds,
+            growing: kept.openGrowing,
+            nextStart: kept.openNextStart,
+            irregular: kept.openIrregular,
+          };
     let window: PeriodWindowRows | undefined;
     if (period !== 'all') {
       const bounds = bucketBounds(start);
