@@ -195,15 +195,10 @@ export default async function deviceRoutes(
       const given = requireMac(request.params.mac);
       const period = parsePeriod(request.query.period);
       const now = new Date();
-      // Served as ready JSON text, exact for `now` (see view-cache.ts). A MAC is either a device
-      // or an alias, never both (DeviceMacs' triggers), so a device's own MAC is answered without
-      // first asking the store whether it is an alias: one statement less for almost every GET.
-      let json = await cache.get(given, now, period);
-      if (json === undefined) {
-        const mac = await repository.resolveMac(given);
-        if (mac !== given) json = await cache.get(mac, now, period);
-        if (json === undefined) throw notFound(mac);
-      }
+      // Served as ready JSON text, exact for `now`, by the device's own MAC or an alias (see
+      // view-cache.ts).
+      const json = await cache.get(given, now, period);
+      if (json === undefined) throw notFound(given);
       return reply.type('application/json; charset=utf-8').send(json);
     },
   );

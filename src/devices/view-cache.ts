@@ -20,6 +20,12 @@
  *
  * Why text: serialising ~40 fields per request was a large part of a GET, and a string takes a
  * fraction of the memory of the object it came from.
+ *
+ * An alias (a device's other MAC) is answered with its device's entry. Which device it belongs to
+ * is read once (`resolveMac`) and kept until that device changes: every write of an alias (added,
+ * moved by a merge, split off into a device of its own, pruned) reports the device it belonged
+ * to, on both stores. Without this, each GET by alias read the store twice (no such device, then
+ * the alias) before the cache answered.
  */
 import { periods, type Period } from '../time.js';
 import { presenceHours, type ChangeReader, type DeviceStore } from '../store/devices.js';
@@ -89,12 +95,19 @@ function charsOf(entries: DeviceEntries): number {
  */
 const defaultMaxChars = 12 * 1024 * 1024;
 
+/** Aliases kept with their device (beyond it, an alias is resolved anew on each GET). */
+const maxAliases = 65_536;
+
 export class DeviceJsonCache {
   /** Keyed by MAC, oldest first. */
   private readonly devices: SizedMap<string, DeviceEntries>;
   private readonly changes: ChangeReader;
   /** Polls that took a change in: a miss keeps what it read only if none did while it read. */
   private changesTaken = 0;
+  /** Aliases answered before: alias → its device. */
+  private readonly deviceOfAlias = new Map<string, string>();
+  /** The reverse of `deviceOfAlias`: device → its aliases kept there. */
+  private readonly aliasesOfDevice = new Map<string, Set<string>>();
 
   /**
    * @param repository where views come from and which says what changed
@@ -136,12 +149,28 @@ export class DeviceJsonCache {
     else this.devices.delete(mac);
   }
 
+  /** Forgets the aliases kept for `device`. */
+  private forgetAliases(device: string): void {
+    for (const alias of this.aliasesOfDevice.get(device) ?? []) this.deviceOfAlias.delete(alias);
+    this.aliasesOfDevice.delete(device);
+  }
+
+  private rememberAlias(alias: string, device: string): void {
+    if (this.deviceOfAlias.size >= maxAliases) return;
+    this.deviceOfAlias.set(alias, device);
+    const aliases = this.aliasesOfDevice.get(device);
+    if (aliases === undefined) this.aliasesOfDevice.set(device, new Set([alias]));
+    else aliases.add(alias);
+  }
+
   /** Drops or refreshes the entries of the devices changed since the previous call. */
   private takeChanges(): void {
     const changed = this.changes.poll();
     if (changed === 'all') {
       this.changesTaken++;
       this.devices.clear();
+      this.deviceOfAlias.clear();
+      this.aliasesOfDevice.clear();
       return;
     }
     if (changed.size === 0) return;
@@ -149,14 +178,35 @@ export class DeviceJsonCache {
     const seen = this.changes.lastSeen?.();
     for (const device of changed) {
       const value = seen?.get(device);
-      if (value === undefined) this.devices.delete(device);
-      else this.refreshSeen(device, JSON.stringify(value));
+      if (value === undefined) {
+        this.devices.delete(device);
+        if (this.deviceOfAlias.size > 0) this.forgetAliases(device);
+      } else this.refreshSeen(device, JSON.stringify(value));
     }
   }
 
-  /** JSON text of the device for `period`, or undefined when the device does not exist. */
-  async get(mac: string, now: Date, period: Period = 'all'): Promise<string | undefined> {
+  /**
+   * JSON text of the device `given` names, by its own MAC or an alias, for `period`; undefined
+   * when there is no such device.
+   */
+  async get(given: string, now: Date, period: Period = 'all'): Promise<string | undefined> {
     this.takeChanges();
+    const known = this.deviceOfAlias.get(given);
+    const json = await this.answer(known ?? given, now, period);
+    // A MAC is either a device or an alias, never both (DeviceMacs' triggers), so a device's own
+    // MAC is answered without first asking the store whether it is an alias.
+    if (json !== undefined || known !== undefined) return json;
+    const takenBefore = this.changesTaken;
+    const device = await this.repository.resolveMac(given);
+    if (device === given) return undefined;
+    this.takeChanges();
+    // Kept only if no change came in while it was read (it may have been one of this alias).
+    if (this.changesTaken === takenBefore) this.rememberAlias(given, device);
+    return this.answer(device, now, period);
+  }
+
+  /** JSON text of the device `mac` for `period`, or undefined when the device does not exist. */
+  private async answer(mac: string, now: Date, period: Period): Promise<string | undefined> {
     const nowMs = now.getTime();
     const nowSeconds = Math.floor(nowMs / 1000);
     const hit = this.devices.get(mac)?.[period];

@@ -111,6 +111,46 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     assert.ok((await cache.get(absent, new Date(now))) !== undefined);
   });
 
+  test('an alias is answered with its device, read once, and follows merges and splits', async () => {
+    const device = '02:00:00:00:0d:01';
+    const alias = '02:00:00:00:0d:02';
+    const other = '02:00:00:00:0d:03';
+    const at = new Date(now);
+    for (const each of [device, alias, other]) assert.equal(repo.create(each, {}, at), 'created');
+    repo.merge(device, alias, at);
+    let reads = 0;
+    const counting = Object.create(store) as SqliteDeviceStore;
+    counting.getTimed = (...args) => {
+      reads++;
+      return store.getTimed(...args);
+    };
+    counting.resolveMac = (...args) => {
+      reads++;
+      return store.resolveMac(...args);
+    };
+    const aliasCache = new DeviceJsonCache(counting);
+    /** The answer to a GET of `alias`: the uncached answer of `owner`. */
+    const answersAs = async (owner: string): Promise<void> => {
+      const text = await aliasCache.get(alias, at);
+      assert.deepEqual(JSON.parse(text ?? 'null'), repo.get(owner, 'all', at));
+    };
+    await answersAs(device);
+    const firstReads = reads;
+    await answersAs(device);
+    assert.equal(reads, firstReads, 'the second GET by alias reads nothing');
+    // Its device merged into another: the alias moves with it.
+    repo.merge(other, device, at);
+    await answersAs(other);
+    // Split off: the alias is a device of its own.
+    repo.split(other, alias, at);
+    await answersAs(alias);
+    // Its device (a change of this device only, not of its aliases) is answered anew.
+    repo.merge(other, alias, at);
+    await answersAs(other);
+    assert.ok(repo.update(other, { devName: 'renamed' }));
+    await answersAs(other);
+  });
+
   test('the cache is bounded in characters: an entry that would pass maxChars drops the oldest entry', async () => {
     let computed = 0;
     const counting: SqliteDeviceStore = Object.create(store) as SqliteDeviceStore;
