@@ -592,6 +592,12 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     sqliteVersion: 13,
     sql: '-- no change',
   },
+  {
+    description:
+      "SQLite's version 14, its change log held while a scan cycle appends each device once: no PostgreSQL change (its log triggers append a row per statement already)",
+    sqliteVersion: 14,
+    sql: '-- no change',
+  },
 ];
 
 /** The number of PostgreSQL migrations applied to the database (0 for a new database). */

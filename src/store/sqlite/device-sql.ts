@@ -488,4 +488,8 @@ export const changeLogSql = {
   // (a change that needs the answer read again, which wins over any 'seen').
   devicesAfter: `SELECT mac, seen, COUNT(*) - SUM(typeof(seen) = 'text'), MAX(id)
     FROM netkeep_change_log WHERE id > ? AND id <= ? GROUP BY mac`,
+  // While held, the log's triggers append nothing (migration "The change log can be held").
+  hold: 'INSERT INTO netkeep_change_log_held (held) VALUES (1)',
+  release: 'DELETE FROM netkeep_change_log_held',
+  append: 'INSERT INTO netkeep_change_log (mac, seen) VALUES (?, ?)',
 } as const;

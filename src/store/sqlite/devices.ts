@@ -281,8 +281,8 @@ export class SqliteDevices {
     this.copyStmt = db.prepare(deviceSql.copy);
     this.childrenStmt = db.prepare(deviceSql.children);
     this.periods = new PeriodStatistics(db);
-    this.presence = new SqlitePresence(db);
     this.tracking = new ChangeTracking(db);
+    this.presence = new SqlitePresence(db, (write) => this.tracking.logOnce(write));
     registerListFunctions(db);
     this.deleteScanStateStmt = db.prepare(deviceSql.deleteScanState);
     this.deletePortsStmt = db.prepare(watchSql.deleteDevicePorts);

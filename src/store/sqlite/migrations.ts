@@ -671,6 +671,26 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'The change log can be held: while netkeep_change_log_held has a row, the log triggers append nothing, and the transaction that holds it appends one row per device it changed itself',
+    up(db) {
+      // A scan cycle touches a device in up to five tables (its row, an event, a session closed
+      // and one opened, the scanner's memory), and each row's trigger appended a row of its own:
+      // ~19,000 rows for ~6,000 devices, which every other process then read. The cycle's
+      // transaction inserts the row, writes, deletes it and appends its devices once each
+      // (change-tracking.ts: `ChangeTracking.logOnce`). The row never outlives the transaction that
+      // inserts it, so every other writer (another program, the sqlite3 shell) is logged as before.
+      // RAISE(IGNORE) drops just the log row: the write whose trigger appended it goes on.
+      db.exec(`
+        CREATE TABLE netkeep_change_log_held (held INTEGER);
+        CREATE TRIGGER netkeep_changes_held BEFORE INSERT ON netkeep_change_log
+        WHEN EXISTS (SELECT 1 FROM netkeep_change_log_held) BEGIN
+          SELECT RAISE(IGNORE);
+        END;
+      `);
+    },
+  },
 ];
 
 /** Applies every migration newer than the database's user_version. Returns how many ran. */

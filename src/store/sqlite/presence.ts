@@ -88,7 +88,11 @@ export class SqlitePresence {
   private readonly setNameStmt: Statement<[NameUpdate]>;
   private readonly presenceTx: Transaction<(changes: PresenceChanges, hooks: CoreApplyHooks) => void>;
 
-  constructor(db: Database) {
+  /**
+   * @param logOnce runs a cycle's writes so that the change log names each device once
+   *   (`ChangeTracking.logOnce`), not once per row written
+   */
+  constructor(db: Database, logOnce: <T>(write: () => T) => T) {
     this.loadPresenceStmt = db.prepare(presenceSql.load);
     this.loadScopedStmt = db.prepare(presenceSql.loadScoped);
     this.togglesStmt = db.prepare(presenceSql.toggles);
@@ -107,7 +111,9 @@ export class SqlitePresence {
     this.pruneAliasesStmt = db.prepare(macSql.prune);
     this.setNameStmt = db.prepare(nameSql.set);
     this.presenceTx = db.transaction((changes: PresenceChanges, hooks: CoreApplyHooks) => {
-      this.writePresence(changes);
+      logOnce(() => {
+        this.writePresence(changes);
+      });
       hooks.beforeCommit?.();
       hooks.testOnlyBeforeCommit?.();
     });

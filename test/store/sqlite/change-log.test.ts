@@ -138,6 +138,60 @@ describe('the SQLite change log', () => {
     assert.deepEqual(seen(), []);
   });
 
+  test('a scan cycle appends one log row per device it changed, and the log is never left held', () => {
+    const scanner = new ScanStore(new SqliteDevices(other));
+    const lastId = (): number =>
+      other.prepare<[], number>('SELECT MAX(id) FROM netkeep_change_log').pluck().get() ?? 0;
+    const held = (): number =>
+      other.prepare<[], number>('SELECT COUNT(*) FROM netkeep_change_log_held').pluck().get() ?? 0;
+    const macs = [0x30, 0x31, 0x32, 0x33].map(macOf);
+    const apply = (observed: string[], at: number, testOnlyBeforeCommit?: () => void): void => {
+      const observations = new Map(
+        observed.map((mac, i) => [mac, seenAt(`10.0.1.${String(i + 1)}`)] as const),
+      );
+      scanner.apply(
+        planCycle({ known: scanner.loadState(), observations, missesBeforeAbsent: 1, now: new Date(at) }),
+        { testOnlyBeforeCommit },
+      );
+    };
+    /** Applies a cycle; checks that it appended one row per device named, and names them. */
+    const cycle = (observed: string[], at: number): string[] => {
+      const before = lastId();
+      apply(observed, at);
+      const devices = named();
+      assert.equal(lastId() - before, devices.length, 'one log row per device');
+      return devices;
+    };
+    const start = Date.UTC(2024, 5, 17, 12, 0, 0);
+    named();
+    // New devices: a Devices row, an event, a session and the scanner's memory each (the devices
+    // of the tests before, not observed, go absent).
+    assert.deepEqual(
+      cycle(macs, start).filter((mac) => macs.includes(mac)),
+      macs,
+    );
+    // 0x30 and 0x31 seen again (their new time only), 0x32 and 0x33 gone (event, session, status).
+    assert.deepEqual(cycle(macs.slice(0, 2), start + 60_000), macs);
+    assert.deepEqual(
+      seen(),
+      macs.slice(0, 2).map((mac) => [mac, '2024-06-17T12:01:00Z']),
+    );
+    assert.equal(held(), 0);
+    // A cycle that fails before its commit: nothing of it stays, the hold neither.
+    const before = lastId();
+    assert.throws(() => {
+      apply(macs, start + 120_000, () => {
+        throw new Error('disk full');
+      });
+    }, /disk full/);
+    assert.equal(lastId(), before);
+    assert.equal(held(), 0);
+    // Every other writer is logged by the triggers, row by row, as before.
+    other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?').run('them', macs[3]);
+    assert.equal(lastId(), before + 1);
+    assert.deepEqual(named(), [macs[3]]);
+  });
+
   test('a reader the log was pruned past is told that everything changed', () => {
     other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?').run('again', macOf(3));
     // More rows than the log keeps, written by another process before this reader looks again.
