@@ -65,9 +65,6 @@ export class ChangeTracking {
     this.holdStmt = db.prepare<[]>(changeLogSql.hold);
     this.releaseStmt = db.prepare<[]>(changeLogSql.release);
     this.appendStmt = db.prepare<[string, string | null]>(changeLogSql.append);
-    // Held only inside a transaction, so never found held; but a held log would silence every
-    // other writer's triggers, so make sure.
-    this.releaseStmt.run();
     // The bounds and the rows from one snapshot.
     const readLog = db.transaction(() => {
       this.takeLog();
@@ -88,6 +85,7 @@ export class ChangeTracking {
     // What this connection changed before goes to the readers now, so that what the TEMP triggers
     // report next is this write's alone.
     this.handOwn();
+    // Released in the same transaction, whatever happens: no other writer ever finds it held.
     this.holdStmt.run();
     try {
       return write();
@@ -150,8 +148,10 @@ export class ChangeTracking {
     this.handOwn(tookLog);
   }
 
-  /** Hands what this connection's TEMP triggers reported to every reader (its 'seen' values too
-   * unless `withoutSeen`), and starts over. */
+  /**
+   * Hands what this connection's TEMP triggers reported to every reader (its 'seen' values too,
+   * unless `withoutSeen`), and starts over.
+   */
   private handOwn(withoutSeen = false): void {
     const changed = this.changedHere;
     const seen = this.seenHere;
