@@ -157,10 +157,11 @@ export class ChangeTracking {
     const seen = this.seenHere;
     if (changed.size > 0) this.changedHere = new Set();
     if (seen.size > 0) this.seenHere = new Map();
-    const ownSeen = new Map<string, string>();
-    if (!withoutSeen) for (const [mac, value] of seen) ownSeen.set(mac, seenValue(value));
-    if (changed.size > 0 || ownSeen.size > 0)
-      this.readers.changed(changed, ownSeen.size > 0 ? ownSeen : noneSeen);
+    const ownSeen =
+      withoutSeen || seen.size === 0
+        ? noneSeen
+        : new Map([...seen].map(([mac, value]) => [mac, seenValue(value)] as const));
+    if (changed.size > 0 || ownSeen.size > 0) this.readers.changed(changed, ownSeen);
   }
 
   /**
