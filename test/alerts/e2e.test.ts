@@ -171,13 +171,18 @@ describe('alerts end to end: test LAN, HTTP receivers and mosquitto on loopback'
     assert.equal(listed.find((n) => n.channel === 'webhook')?.deliveryId, body.deliveryId);
     assert.equal(listed.find((n) => n.channel === 'mqtt')?.deliveryId, mqttEvents[0]?.deliveryId);
     assert.ok(!list.text.includes(secret));
-    // Metrics count each channel's sent delivery.
-    const metrics = await first.request('GET', '/metrics');
-    for (const channel of ['webhook', 'ntfy', 'apprise', 'mqtt'])
-      assert.match(
-        metrics.text,
-        new RegExp(`netkeep_notifications_total\\{channel="${channel}",status="sent"\\} 1\\b`),
-      );
+    // Metrics count each channel's sent delivery. A delivery is counted once its 'sent' row is on
+    // disk; the rows above are seen as soon as they are committed, a flush earlier: wait for it.
+    const sentLines = ['webhook', 'ntfy', 'apprise', 'mqtt'].map(
+      (channel) => new RegExp(`netkeep_notifications_total\\{channel="${channel}",status="sent"\\} 1\\b`),
+    );
+    let metrics = '';
+    for (let tries = 0; tries < 100; tries++) {
+      metrics = (await first.request('GET', '/metrics')).text;
+      if (sentLines.every((line) => line.test(metrics))) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    for (const line of sentLines) assert.match(metrics, line);
 
     // 2. Home Assistant: a fresh subscriber sees retained availability, configs, states, attributes.
     const late = await collector(broker, ['netkeep/#', 'homeassistant/#']);
