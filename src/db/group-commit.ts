@@ -60,6 +60,8 @@ export const defaultEarlyGroup = 16;
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
+  /** Set by pause(): queued writes wait for resume(). */
+  private paused = false;
   /** Groups committed whose flush has not ended yet. */
   private unflushed = 0;
   private commits = 0;
@@ -108,17 +110,40 @@ export class GroupCommit {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
       // Never inside a transaction of the connection: the group would become part of it.
-      if (this.queue.length >= this.earlyGroup && this.unflushed === 0 && !this.db.inTransaction) {
+      if (
+        this.queue.length >= this.earlyGroup &&
+        this.unflushed === 0 &&
+        !this.paused &&
+        !this.db.inTransaction
+      ) {
         this.commitQueued();
         return;
       }
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => {
-          this.scheduled = false;
-          this.commitQueued();
-        });
-      }
+      this.schedule();
+    });
+  }
+
+  /**
+   * Holds the queued writes (and those still to come) until `resume()`; the event loop goes on
+   * meanwhile. The WAL checkpointer's last pass runs while the writes are held, so that it copies
+   * the whole WAL and the next commit can start the WAL over (wal-checkpointer.ts).
+   */
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    if (this.queue.length > 0) this.schedule();
+  }
+
+  /** Commits the queue at the end of this turn of the event loop (unless paused by then). */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (!this.paused) this.commitQueued();
     });
   }
 

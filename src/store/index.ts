@@ -51,8 +51,8 @@ export interface Store {
 }
 
 /** Opens the store the configuration names: SQLite at $DATA_DIR/netkeep.db, the SQLite store. */
-export function openSqliteStore(config: Pick<Config, 'DATA_DIR'>): Store {
-  return sqliteStore(openDatabase(join(config.DATA_DIR, 'netkeep.db')));
+export function openSqliteStore(config: Pick<Config, 'DATA_DIR'>, log?: StoreLog): Store {
+  return sqliteStore(openDatabase(join(config.DATA_DIR, 'netkeep.db')), log);
 }
 
 /**
@@ -64,6 +64,6 @@ export async function openStore(
   config: Pick<Config, 'DATA_DIR'> & Partial<Pick<Config, 'DATABASE_URL'>>,
   log?: StoreLog,
 ): Promise<Store> {
-  if (config.DATABASE_URL === undefined || config.DATABASE_URL === '') return openSqliteStore(config);
+  if (config.DATABASE_URL === undefined || config.DATABASE_URL === '') return openSqliteStore(config, log);
   return openPostgresStore(config.DATABASE_URL, log === undefined ? {} : { log });
 }

@@ -225,6 +225,21 @@ describe('group commit', () => {
     });
   });
 
+  test('paused, queued writes wait for resume (early groups too); the event loop goes on meanwhile', async () => {
+    await withTable(async (db, insert) => {
+      const commits = new GroupCommit(db, { earlyGroup: 4 });
+      commits.pause();
+      const writes = Array.from({ length: 6 }, (_, i) => commits.run(() => insert.run(i)));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 0);
+      assert.deepEqual(commits.stats(), { commits: 0, writes: 0 });
+      commits.resume();
+      await Promise.all(writes);
+      assert.deepEqual(commits.stats(), { commits: 1, writes: 6 });
+      assert.equal(db.prepare('SELECT count(*) FROM t').pluck().get(), 6);
+    });
+  });
+
   test('WalSync: callers during a running flush share the next one', async () => {
     await withTable(async (db) => {
       const wal = new WalSync(db);

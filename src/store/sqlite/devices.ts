@@ -241,7 +241,8 @@ export class SqliteDevices {
   private readonly createTx: (row: Record<string, DbValue>) => CreateResult;
   private readonly deletePortsStmt: Statement<[string]>;
   private readonly deletePortMemoryStmt: Statement<[string]>;
-  private readonly commits: GroupCommit;
+  /** The connection's group commit (the WAL checkpointer pauses it for its last pass). */
+  readonly commits: GroupCommit;
   /** Which devices this connection's writes changed; whether another process committed. */
   private readonly tracking: ChangeTracking;
   /** The counts of a device for a period (read inside a read transaction). */

@@ -3,7 +3,9 @@
  * tracking and group commit).
  */
 import type { Database } from 'better-sqlite3';
+import { WalCheckpointer } from '../../db/wal-checkpointer.js';
 import type { Store } from '../index.js';
+import type { StoreLog } from '../postgres/pool.js';
 import { SqliteBackupStore } from './backup.js';
 import { SqliteCompatStore } from './compat.js';
 import { SqliteDeviceStore } from './device-store.js';
@@ -23,14 +25,26 @@ export interface SqliteStore extends Store {
   readonly outbox: SqliteOutboxStore;
   readonly compat: SqliteCompatStore;
   readonly probes: SqliteProbeStore;
+  /** Copies the WAL into the database file off the event loop; undefined for `:memory:`. */
+  readonly checkpointer: WalCheckpointer | undefined;
 }
 
 /**
  * The store over an open SQLite connection; closing the store closes it. One per connection: the
  * device engine registers the connection's change tracking.
  */
-export function sqliteStore(db: Database): SqliteStore {
+export function sqliteStore(db: Database, log?: StoreLog): SqliteStore {
   const core = new SqliteDevices(db);
+  const checkpointer = db.memory
+    ? undefined
+    : new WalCheckpointer(db, {
+        writes: core.commits,
+        onFallback: (error) =>
+          log?.warn(
+            { err: error },
+            'the WAL checkpoint worker failed; the database connection checkpoints on the event loop again',
+          ),
+      });
   const outbox = new SqliteOutboxStore(db, core);
   const watch = new SqliteWatchStore(db, core, outbox);
   const probes = new SqliteProbeStore(db, outbox);
@@ -44,13 +58,14 @@ export function sqliteStore(db: Database): SqliteStore {
     compat: new SqliteCompatStore(db, core),
     outbox,
     probes,
+    checkpointer,
     readouts: new SqliteReadouts(db),
     backup: new SqliteBackupStore(db),
     isOpen: () => db.open,
     health: () => Promise.resolve(db.open ? 'ok' : 'closed'),
-    close: () => {
+    close: async () => {
+      await checkpointer?.close();
       if (db.open) db.close();
-      return Promise.resolve();
     },
   };
 }
