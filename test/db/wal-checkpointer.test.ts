@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import { WalCheckpointer } from '../../src/db/wal-checkpointer.js';
@@ -142,11 +142,26 @@ describe('WAL checkpointer', () => {
 
   test("the file store checkpoints through a worker and its close ends it; ':memory:' has none", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'netkeep-checkpoint-'));
+    const file = join(dir, 'netkeep.db');
     try {
-      const store = sqliteStore(openDatabase(join(dir, 'netkeep.db')));
-      assert.ok(store.checkpointer !== undefined);
+      const db = openDatabase(file);
+      const store = sqliteStore(db);
+      const checkpointer = store.checkpointer;
+      assert.ok(checkpointer !== undefined);
+      // Past the store's threshold (1,000 frames): the worker starts and checkpoints.
+      db.exec('CREATE TABLE pages (n INTEGER PRIMARY KEY, filler BLOB NOT NULL)');
+      writeRows(db, 1200);
+      await until(() => checkpointer.stats().checkpoints > 0, "the store's first checkpoint");
       await store.close();
       assert.equal(store.isOpen(), false);
+      // No connection is left open on the file (the worker's would hold a shared lock on it).
+      const probe = new Database(file, { timeout: 0 });
+      try {
+        probe.pragma('locking_mode = EXCLUSIVE');
+        probe.exec('BEGIN EXCLUSIVE; COMMIT');
+      } finally {
+        probe.close();
+      }
       const inMemory = sqliteStore(openDatabase(':memory:'));
       assert.equal(inMemory.checkpointer, undefined);
       await inMemory.close();
