@@ -280,6 +280,53 @@ describe('DeviceJsonCache after another process moves only a last-connection tim
     assert.equal(computed, misses + 5);
   });
 
+  test('changes taken in by polls for other devices are applied when the device is asked for', async () => {
+    await sameAsUncached(mac);
+    await sameAsUncached(neighbour);
+    const misses = computed;
+    const seenAgain = other.prepare('UPDATE Devices SET devLastConnection = ? WHERE devMac = ?');
+    // Two new times, each taken in by a GET of the neighbour: the later one is answered, in place.
+    seenAgain.run('2024-06-15 11:59:41', mac);
+    await sameAsUncached(neighbour);
+    seenAgain.run('2024-06-15 11:59:42', mac);
+    await sameAsUncached(neighbour);
+    const texts = await sameAsUncached(mac);
+    assert.ok(texts[0]?.includes('"devLastConnection":"2024-06-15T11:59:42'), texts[0]);
+    assert.equal(computed, misses, 'nothing read again');
+    // A full change, then a new time, in two polls: the full change wins, whatever came after it.
+    other.prepare("UPDATE Devices SET devOwner = 'someone else' WHERE devMac = ?").run(mac);
+    await sameAsUncached(neighbour);
+    seenAgain.run('2024-06-15 11:59:43', mac);
+    await sameAsUncached(neighbour);
+    const read = await sameAsUncached(mac);
+    assert.ok(read[0]?.includes('"devOwner":"someone else"'), read[0]);
+    assert.equal(computed, misses + 5, 'read again');
+  });
+
+  test('a change of a device whose entries were dropped for room is not applied to its new ones', async () => {
+    const text = await cache.get(mac, new Date(now));
+    assert.ok(text !== undefined);
+    // Room for one device's entry: keeping the neighbour's drops this device's.
+    const small = new DeviceJsonCache(counting, text.length + 16);
+    const seenAgain = other.prepare('UPDATE Devices SET devLastConnection = ? WHERE devMac = ?');
+    const answer = async (device: string): Promise<string | undefined> => {
+      const got = await small.get(device, new Date(now));
+      assert.equal(got, JSON.stringify((await counting.getTimed(device, 'all', new Date(now)))?.view));
+      computed--;
+      return got;
+    };
+    await answer(mac);
+    seenAgain.run('2024-06-15 11:59:45', mac);
+    await answer(neighbour); // takes the new time in (a mark), then drops the device's entry
+    seenAgain.run('2024-06-15 11:59:46', mac);
+    const misses = computed;
+    await answer(mac); // read again, with the later time, and kept
+    assert.equal(computed, misses + 1);
+    const kept = await answer(mac); // the earlier time's mark must not come back
+    assert.ok(kept?.includes('"devLastConnection":"2024-06-15T11:59:46'), kept);
+    assert.equal(computed, misses + 1, 'a hit');
+  });
+
   test('the same for a write on this connection (the scanner of this process)', async () => {
     await sameAsUncached(mac);
     await sameAsUncached(neighbour);
