@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/connection.js';
 import { GroupCommit } from '../../src/db/group-commit.js';
-import { WalCheckpointer } from '../../src/db/wal-checkpointer.js';
+import { defaultThresholdFrames, WalCheckpointer } from '../../src/db/wal-checkpointer.js';
 import { sqliteStore } from '../../src/store/sqlite/store.js';
 
 const pageBytes = 4096;
@@ -106,9 +106,10 @@ describe('WAL checkpointer', () => {
 
   test('below the threshold nothing is copied and no worker starts', async () => {
     await withDatabase(async (db) => {
-      const checkpointer = new WalCheckpointer(db, { thresholdFrames: 1000, intervalMs: 5 });
+      const checkpointer = new WalCheckpointer(db, { intervalMs: 5 });
       try {
-        writeRows(db, 50);
+        // More than SQLite's own threshold (1,000), less than the default one.
+        writeRows(db, 1200);
         await sleep(100);
         assert.deepEqual(checkpointer.stats(), { checkpoints: 0, framesCopied: 0, fallenBack: false });
       } finally {
@@ -148,9 +149,9 @@ describe('WAL checkpointer', () => {
       const store = sqliteStore(db);
       const checkpointer = store.checkpointer;
       assert.ok(checkpointer !== undefined);
-      // Past the store's threshold (1,000 frames): the worker starts and checkpoints.
+      // Past the store's threshold (4,000 frames): the worker starts and checkpoints.
       db.exec('CREATE TABLE pages (n INTEGER PRIMARY KEY, filler BLOB NOT NULL)');
-      writeRows(db, 1200);
+      writeRows(db, defaultThresholdFrames + 200);
       await until(() => checkpointer.stats().checkpoints > 0, "the store's first checkpoint");
       await store.close();
       assert.equal(store.isOpen(), false);
