@@ -9,11 +9,11 @@
  *
  * How: the connection's own checkpoint is turned off (`wal_autocheckpoint = 0`). A timer looks at
  * the WAL-index (the `-shm` file every connection maps) for frames written and not yet copied,
- * without SQL; from `thresholdFrames` on (4,000 by default), a worker thread with a connection of its own runs a
- * PASSIVE checkpoint (checkpoint-worker.ts). That checkpoint is SQLite's own: it flushes the WAL
- * before it copies and the database file before the WAL may start over, and it never blocks the
- * writer or readers. The worker starts at the first checkpoint, so a database that never gets
- * there (most tests) never starts one.
+ * without SQL; from `thresholdFrames` on (4,000 by default), a worker thread with a connection of
+ * its own runs a PASSIVE checkpoint (checkpoint-worker.ts). That checkpoint is SQLite's own: it
+ * flushes the WAL before it copies and the database file before the WAL may start over, and it
+ * never blocks the writer or readers. The worker starts at the first checkpoint, so a database
+ * that never gets there (most tests) never starts one.
  *
  * Two passes: the writer starts the WAL over at its next transaction only once all of it is
  * copied, and writes that go on during a checkpoint leave frames behind it; the WAL would grow
@@ -43,7 +43,7 @@ export interface WalCheckpointerOptions {
   readonly writes?: PausableWrites;
   /** The longest the writes are held for the second pass, in ms (default 1,000); it runs on after. */
   readonly lastPassLimitMs?: number;
-  /** Frames written and not yet copied that start a checkpoint. Default 4,000 (`defaultThresholdFrames`). */
+  /** Frames written and not yet copied that start a checkpoint (default `defaultThresholdFrames`). */
   readonly thresholdFrames?: number;
   /** How often the WAL-index is looked at, in ms. Default 100. */
   readonly intervalMs?: number;
