@@ -28,6 +28,16 @@ import { TestServer } from '../helpers/server.js';
 
 const watchdogProgram = fileURLToPath(new URL('../../src/nettools/watchdog-process.js', import.meta.url));
 
+/**
+ * The server's watchdog, waited for: it is found by its command line, which it has only once its
+ * exec is done (it is spawned right after the first command, so nmap may be seen first).
+ */
+async function watchdogStarted(serverPid: number, what: string): Promise<number> {
+  let watchdog: number | undefined;
+  assert.ok(await eventually(() => (watchdog = watchdogOf(serverPid)) !== undefined), what);
+  return watchdog ?? 0;
+}
+
 /** A `sleep 600` leading its own process group, with NETKEEP_OWNER=<owner> when given. */
 function sleeper(owner?: string): number {
   const child = spawn('/bin/sleep', ['600'], {
@@ -57,8 +67,7 @@ describe('tool processes and temp files of a killed server', () => {
       await eventually(() => (nmapPid = childNamed(serverPid, 'nmap')) !== undefined, 200),
       'nmap started as a child of the server',
     );
-    const watchdog = watchdogOf(serverPid);
-    assert.ok(watchdog !== undefined, 'the first command started the watchdog');
+    const watchdog = await watchdogStarted(serverPid, 'the first command started the watchdog');
     assert.deepEqual(tempEntries(), [], "nmap's XML goes to a file with no name");
     await server.kill();
     await pending;
@@ -117,8 +126,7 @@ describe('tool processes and temp files of a killed server', () => {
     let nmapPid: number | undefined;
     try {
       assert.ok(await eventually(() => (nmapPid = childNamed(serverPid, 'nmap')) !== undefined, 200));
-      const first = watchdogOf(serverPid);
-      assert.ok(first !== undefined);
+      const first = await watchdogStarted(serverPid, 'the first watchdog');
       process.kill(first, 'SIGKILL');
       let second: number | undefined;
       assert.ok(
