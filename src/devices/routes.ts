@@ -194,10 +194,9 @@ export default async function deviceRoutes(
     async (request, reply) => {
       const given = requireMac(request.params.mac);
       const period = parsePeriod(request.query.period);
-      const now = new Date();
-      // Served as ready JSON text, exact for `now`, by the device's own MAC or an alias (see
-      // view-cache.ts).
-      const json = await cache.get(given, now, period);
+      // Served as ready JSON text, exact for the time it is made, by the device's own MAC or an
+      // alias (see view-cache.ts).
+      const json = await cache.get(given, period);
       if (json === undefined) throw notFound(given);
       return reply.type('application/json; charset=utf-8').send(json);
     },

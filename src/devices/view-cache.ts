@@ -28,7 +28,7 @@
  * the alias) before the cache answered.
  */
 import { periods, type Period } from '../time.js';
-import { presenceHours, type ChangeReader, type DeviceStore } from '../store/devices.js';
+import { presenceHours, type ChangeReader, type Changes, type DeviceStore } from '../store/devices.js';
 import { SizedMap } from './sized-map.js';
 
 interface Entry {
@@ -163,9 +163,8 @@ export class DeviceJsonCache {
     else aliases.add(alias);
   }
 
-  /** Drops or refreshes the entries of the devices changed since the previous call. */
-  private takeChanges(): void {
-    const changed = this.changes.poll();
+  /** Drops or refreshes the entries of the devices a poll named. */
+  private takeChanges(changed: Changes): void {
     if (changed === 'all') {
       this.changesTaken++;
       this.devices.clear();
@@ -188,9 +187,12 @@ export class DeviceJsonCache {
   /**
    * JSON text of the device `given` names, by its own MAC or an alias, for `period`; undefined
    * when there is no such device.
+   * @param now the time the answer is for; by default the time of the look at the store that the
+   *   request waits for (`pollShared`), so that the clock is never behind the data
    */
-  async get(given: string, now: Date, period: Period = 'all'): Promise<string | undefined> {
-    this.takeChanges();
+  async get(given: string, period: Period = 'all', now?: Date): Promise<string | undefined> {
+    this.takeChanges(await this.changes.pollShared());
+    now ??= new Date();
     const known = this.deviceOfAlias.get(given);
     const json = await this.answer(known ?? given, now, period);
     // A MAC is either a device or an alias, never both (DeviceMacs' triggers), so a device's own
@@ -199,7 +201,7 @@ export class DeviceJsonCache {
     const takenBefore = this.changesTaken;
     const device = await this.repository.resolveMac(given);
     if (device === given) return undefined;
-    this.takeChanges();
+    this.takeChanges(this.changes.poll());
     // Kept only if no change came in while it was read (it may have been one of this alias).
     if (this.changesTaken === takenBefore) this.rememberAlias(given, device);
     return this.answer(device, now, period);

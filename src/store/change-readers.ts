@@ -45,24 +45,32 @@ export class ChangeReaders {
 
   /**
    * A new reader; it starts with nothing changed.
-   * @param beforePoll brings what the tracking has not handed yet to every reader (SQLite looks
-   *   at the database first; PostgreSQL's tracking hands changes as they come)
+   * @param looks how SQLite's tracking brings what it has not handed yet to every reader: `now`
+   *   looks at the database at once, `shared` once for every caller waiting (PostgreSQL's tracking
+   *   hands changes as they come, and has none)
    */
-  reader(beforePoll?: () => void): ChangeReader {
+  reader(looks?: { now(): void; shared(): Promise<void> }): ChangeReader {
     const state: ReaderState = { pending: new Set(), seen: new Map(), handed: noneSeen };
     this.readers.add(state);
+    const drain = (): Changes => {
+      const pending = state.pending;
+      if (pending !== 'all' && pending.size === 0) {
+        state.handed = noneSeen;
+        return nothingChanged;
+      }
+      state.pending = new Set();
+      state.handed = state.seen.size === 0 ? noneSeen : state.seen;
+      if (state.seen.size > 0) state.seen = new Map();
+      return pending;
+    };
     return {
       poll: (): Changes => {
-        beforePoll?.();
-        const pending = state.pending;
-        if (pending !== 'all' && pending.size === 0) {
-          state.handed = noneSeen;
-          return nothingChanged;
-        }
-        state.pending = new Set();
-        state.handed = state.seen.size === 0 ? noneSeen : state.seen;
-        if (state.seen.size > 0) state.seen = new Map();
-        return pending;
+        looks?.now();
+        return drain();
+      },
+      pollShared: async (): Promise<Changes> => {
+        await looks?.shared();
+        return drain();
       },
       lastSeen: (): ReadonlyMap<string, string> => state.handed,
     };

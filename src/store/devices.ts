@@ -121,6 +121,13 @@ export interface ChangeReader {
   /** The devices whose answers may have changed since this reader's previous poll. */
   poll(): Changes;
   /**
+   * The same as `poll`, from a look at the store made after this call. Calls waiting at the same
+   * time share one look (SQLite: one read of the WAL-index for every request of an event-loop
+   * turn, not one each), so a request that answers from a cache waits for it instead of looking
+   * itself.
+   */
+  pollShared(): Promise<Changes>;
+  /**
    * Of the devices the latest `poll` named, those whose only change was devLastConnection, each
    * with its new value as the answer shows it: their answers differ from before by that value
    * only. Every other device named must be read again. Absent or empty when the store cannot tell.

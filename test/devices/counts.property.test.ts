@@ -278,7 +278,7 @@ async function check(world: World, at: number): Promise<void> {
     }
     for (const period of Object.keys(periods) as Period[]) {
       // A MAC is answered as GET /device/<mac> answers it: an alias with its device.
-      const cached = await cache.get(device, now, period);
+      const cached = await cache.get(device, period, now);
       const direct = repo.get(repo.resolveMac(device), period, now);
       assert.deepEqual(
         cached === undefined ? undefined : JSON.parse(cached),

@@ -37,7 +37,7 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
 
   /** The cached text, parsed, next to the repository's uncached view at the same time. */
   async function both(at: number): Promise<{ cached: unknown; direct: unknown }> {
-    const text = await cache.get(mac, new Date(at));
+    const text = await cache.get(mac, 'all', new Date(at));
     assert.ok(text !== undefined);
     return { cached: JSON.parse(text), direct: repo.get(mac, 'all', new Date(at)) };
   }
@@ -76,13 +76,18 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     /** A store whose next read waits for `gate` after reading, as a PostgreSQL round trip would. */
     class GatedStore extends SqliteDeviceStore {
       gate: Promise<void> | undefined;
+      /** Called once the gated read is made. */
+      onRead = (): void => undefined;
       override async getTimed(
         ...args: Parameters<SqliteDeviceStore['getTimed']>
       ): ReturnType<SqliteDeviceStore['getTimed']> {
         const timed = await super.getTimed(...args);
         const gate = this.gate;
         this.gate = undefined;
-        if (gate !== undefined) await gate;
+        if (gate !== undefined) {
+          this.onRead();
+          await gate;
+        }
         return timed;
       }
     }
@@ -92,23 +97,27 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     gated.gate = new Promise((resolve) => {
       release = resolve;
     });
-    const reading = gatedCache.get(mac, new Date(now));
+    const read = new Promise<void>((resolve) => {
+      gated.onRead = resolve;
+    });
+    const reading = gatedCache.get(mac, 'all', new Date(now));
+    await read;
     // While it reads: another process renames the device, and another request takes that in.
     const other = openDatabase(join(dir, 'netkeep.db'));
     other.prepare("UPDATE Devices SET devName = 'renamed meanwhile' WHERE devMac = ?").run(mac);
     other.close();
-    assert.ok((await gatedCache.get('02:00:00:00:0c:98', new Date(now))) === undefined);
+    assert.ok((await gatedCache.get('02:00:00:00:0c:98', 'all', new Date(now))) === undefined);
     release();
     assert.ok(!(await reading)?.includes('renamed meanwhile'), 'the answer read before the change');
-    const after = await gatedCache.get(mac, new Date(now));
+    const after = await gatedCache.get(mac, 'all', new Date(now));
     assert.equal((JSON.parse(after ?? '{}') as { devName: string }).devName, 'renamed meanwhile');
   });
 
   test('a device that does not exist is undefined, and is not remembered', async () => {
     const absent = '02:00:00:00:0c:99';
-    assert.equal(await cache.get(absent, new Date(now)), undefined);
+    assert.equal(await cache.get(absent, 'all', new Date(now)), undefined);
     assert.equal(repo.create(absent, {}, new Date(now)), 'created');
-    assert.ok((await cache.get(absent, new Date(now))) !== undefined);
+    assert.ok((await cache.get(absent, 'all', new Date(now))) !== undefined);
   });
 
   test('an alias is answered with its device, read once, and follows merges and splits', async () => {
@@ -131,7 +140,7 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     const aliasCache = new DeviceJsonCache(counting);
     /** The answer to a GET of `alias`: the uncached answer of `owner`. */
     const answersAs = async (owner: string): Promise<void> => {
-      const text = await aliasCache.get(alias, at);
+      const text = await aliasCache.get(alias, 'all', at);
       assert.deepEqual(JSON.parse(text ?? 'null'), repo.get(owner, 'all', at));
     };
     await answersAs(device);
@@ -160,16 +169,16 @@ describe('DeviceJsonCache gives exactly the uncached answer', () => {
     };
     const other = '02:00:00:00:0c:03';
     assert.equal(repo.create(other, {}, new Date(now)), 'created');
-    const oneDevice = ((await cache.get(mac, new Date(now))) ?? '').length;
+    const oneDevice = ((await cache.get(mac, 'all', new Date(now))) ?? '').length;
     const small = new DeviceJsonCache(counting, Math.floor(oneDevice * 1.5));
     const at = new Date(now);
-    await small.get(mac, at);
-    await small.get(mac, at);
+    await small.get(mac, 'all', at);
+    await small.get(mac, 'all', at);
     assert.equal(computed, 1, 'the second read is a hit');
-    await small.get(other, at); // would pass the bound: the entry cached first is dropped
-    await small.get(other, at);
+    await small.get(other, 'all', at); // would pass the bound: the entry cached first is dropped
+    await small.get(other, 'all', at);
     assert.equal(computed, 2);
-    await small.get(mac, at);
+    await small.get(mac, 'all', at);
     assert.equal(computed, 3, 'the first device was dropped');
   });
 });
@@ -220,7 +229,7 @@ describe('DeviceJsonCache after another process moves only a last-connection tim
   async function sameAsUncached(device: string): Promise<string[]> {
     const texts: string[] = [];
     for (const period of ['all', '1 day', '7 days', '1 month', '1 year'] as const) {
-      const text = await cache.get(device, new Date(now), period);
+      const text = await cache.get(device, period, new Date(now));
       assert.ok(text !== undefined);
       const fresh = await counting.getTimed(device, period, new Date(now));
       computed--;
@@ -304,13 +313,13 @@ describe('DeviceJsonCache after another process moves only a last-connection tim
   });
 
   test('a change of a device whose entries were dropped for room is not applied to its new ones', async () => {
-    const text = await cache.get(mac, new Date(now));
+    const text = await cache.get(mac, 'all', new Date(now));
     assert.ok(text !== undefined);
     // Room for one device's entry: keeping the neighbour's drops this device's.
     const small = new DeviceJsonCache(counting, text.length + 16);
     const seenAgain = other.prepare('UPDATE Devices SET devLastConnection = ? WHERE devMac = ?');
     const answer = async (device: string): Promise<string | undefined> => {
-      const got = await small.get(device, new Date(now));
+      const got = await small.get(device, 'all', new Date(now));
       assert.equal(got, JSON.stringify((await counting.getTimed(device, 'all', new Date(now)))?.view));
       computed--;
       return got;

@@ -180,7 +180,7 @@ describe('PostgreSQL change tracking', { skip }, () => {
     };
     const cache = new DeviceJsonCache(counting);
     const sameAsUncached = async (device: string): Promise<string> => {
-      const text = await cache.get(device, at);
+      const text = await cache.get(device, 'all', at);
       assert.equal(text, JSON.stringify((await a.devices.getTimed(device, 'all', at))?.view), device);
       return text;
     };
@@ -200,7 +200,7 @@ describe('PostgreSQL change tracking', { skip }, () => {
       [mac],
     );
     for (let i = 0; i < 400; i++) {
-      if ((await cache.get(mac, at))?.includes('11:59:30') === true) break;
+      if ((await cache.get(mac, 'all', at))?.includes('11:59:30') === true) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     assert.ok((await sameAsUncached(mac)).includes('"devLastConnection":"2024-06-15T11:59:30Z"'));
@@ -212,7 +212,7 @@ describe('PostgreSQL change tracking', { skip }, () => {
       [mac],
     );
     for (let i = 0; i < 400 && computed === misses; i++) {
-      await cache.get(mac, at);
+      await cache.get(mac, 'all', at);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     assert.ok((await sameAsUncached(mac)).includes('"devVendor":"v"'));
@@ -227,12 +227,14 @@ describe('PostgreSQL change tracking', { skip }, () => {
     assert.equal(await hinted.devices.create(mac, {}, at), 'created');
     const cache = new DeviceJsonCache(hinted.devices);
     const waiter = hinted.devices.changeReader();
-    await cache.get(mac, at);
+    await cache.get(mac, 'all', at);
     // The silent server commits first (no hint: this server has not read its row yet), then this
     // server, later and newer: its own commit is handed at once.
     await silent.query(seenAt, ['2024-06-15 11:59:00', mac]);
     await hinted.pool.query(seenAt, ['2024-06-15 11:59:30', mac]);
-    assert.ok((await cache.get(mac, at))?.includes('"devLastConnection":"2024-06-15T11:59:30Z"') === true);
+    assert.ok(
+      (await cache.get(mac, 'all', at))?.includes('"devLastConnection":"2024-06-15T11:59:30Z"') === true,
+    );
     // Another server's hint: this one reads the log, where both rows are, in commit order.
     assert.equal(await b.devices.create(hint, {}, at), 'created');
     for (let i = 0; i < 400; i++) {
@@ -240,7 +242,7 @@ describe('PostgreSQL change tracking', { skip }, () => {
       if (changes === 'all' || changes.has(hint)) break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const answer = (await cache.get(mac, at)) ?? '';
+    const answer = (await cache.get(mac, 'all', at)) ?? '';
     assert.equal(answer, JSON.stringify((await hinted.devices.getTimed(mac, 'all', at))?.view));
     assert.ok(answer.includes('"devLastConnection":"2024-06-15T11:59:30Z"'), answer);
   });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Database } from 'better-sqlite3';
+import { CommitProbe } from '../../../src/db/commit-probe.js';
 import { openDatabase } from '../../../src/db/connection.js';
 import type { Observation } from '../../../src/scanner/discovery.js';
 import { planCycle } from '../../../src/scanner/state-machine.js';
@@ -294,5 +295,43 @@ describe('the SQLite change log', () => {
     assert.ok(repo.update(macOf(1), { devOwner: 'changed' }));
     assert.deepEqual(named(), [macOf(1)]);
     assert.deepEqual(seen(), [], 'another column: read again');
+  });
+  test('a shared poll looks after it was asked, once for every caller waiting, and looks anew after', async () => {
+    const second = repo.changeReader();
+    for (const i of [7, 8, 9]) assert.equal(repo.create(macOf(i), {}, new Date()), 'created');
+    named();
+    second.poll();
+    let looks = 0;
+    let failNext = false;
+    const probe = (CommitProbe.prototype as { mayHaveChanged: () => boolean }).mayHaveChanged;
+    CommitProbe.prototype.mayHaveChanged = function (this: CommitProbe): boolean {
+      looks++;
+      if (failNext) {
+        failNext = false;
+        throw new Error('the look failed');
+      }
+      return probe.call(this);
+    };
+    const rename = other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?');
+    try {
+      const first = reader.pollShared();
+      const both = second.pollShared();
+      // Committed after both asked, before the look: both are told.
+      rename.run('shared 1', macOf(7));
+      assert.equal(looks, 0, 'no look until the turn ends');
+      assert.deepEqual(await first, new Set([macOf(7)]));
+      assert.deepEqual(await both, new Set([macOf(7)]));
+      assert.equal(looks, 1, 'one look for both');
+      rename.run('shared 2', macOf(8));
+      assert.deepEqual(await reader.pollShared(), new Set([macOf(8)]));
+      assert.equal(looks, 2, 'a caller after the look waits for a look of its own');
+      failNext = true;
+      const failing = [reader.pollShared(), second.pollShared()];
+      for (const waiter of failing) await assert.rejects(waiter, /the look failed/);
+      rename.run('shared 3', macOf(9));
+      assert.deepEqual(await reader.pollShared(), new Set([macOf(9)]), 'the next caller looks again');
+    } finally {
+      CommitProbe.prototype.mayHaveChanged = probe;
+    }
   });
 });
