@@ -162,12 +162,12 @@ export class SqliteDeviceStore implements DeviceStore, PresenceStore {
     return settled(() => this.core.searchTexts(macs));
   }
 
-  totals(): Promise<DeviceTotals> {
-    return settled(() => this.core.totals());
+  async totals(): Promise<DeviceTotals> {
+    return this.core.totals(await this.core.countsShared());
   }
 
   counts(): Promise<DeviceCounts> {
-    return settled(() => this.core.counts());
+    return this.core.countsShared();
   }
 
   listEvents(mac: string, period: Period, now: Date, page: Page): Promise<PageResult<EventJson> | undefined> {

@@ -40,6 +40,7 @@ import {
   type BulkFailure,
   type BulkResult,
   type ChangeReader,
+  type Changes,
   type CreateResult,
   type DeviceChanges,
   type DeviceChild,
@@ -553,8 +554,7 @@ export class SqliteDevices {
     );
   }
 
-  totals(): DeviceTotals {
-    const counts = this.counts();
+  totals(counts: DeviceCounts = this.counts()): DeviceTotals {
     return Object.fromEntries(deviceGroups.map((group) => [group, counts[group]])) as DeviceTotals;
   }
 
@@ -565,7 +565,19 @@ export class SqliteDevices {
    * device in one pass. Between changes, a read costs the commit probe and nothing else.
    */
   counts(): DeviceCounts {
-    const changes = this.countsReader.poll();
+    return this.countsAfter(this.countsReader.poll());
+  }
+
+  /**
+   * `counts()` after a look at the database shared with every caller of this turn of the event
+   * loop (`pollShared`): what requests ask for, so that a dashboard's polls do not each read the
+   * WAL-index.
+   */
+  async countsShared(): Promise<DeviceCounts> {
+    return this.countsAfter(await this.countsReader.pollShared());
+  }
+
+  private countsAfter(changes: Changes): DeviceCounts {
     if (this.countsObject === undefined || changes === 'all' || changes.size > recountAbove) this.countAll();
     else if (changes.size > 0) this.countDevices(changes);
     return this.countsObject ?? this.countAll();

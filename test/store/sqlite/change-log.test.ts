@@ -334,4 +334,11 @@ describe('the SQLite change log', () => {
       CommitProbe.prototype.mayHaveChanged = probe;
     }
   });
+  test('the counts a request asks for come from a look made after it asked', async () => {
+    const before = repo.counts().my;
+    const asked = repo.countsShared();
+    other.prepare("INSERT INTO Devices (devMac, devName) VALUES (?, 'counted')").run(macOf(0x60));
+    assert.equal((await asked).my, before + 1);
+    assert.equal(repo.totals().my, before + 1);
+  });
 });
