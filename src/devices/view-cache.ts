@@ -163,8 +163,11 @@ export class DeviceJsonCache {
     else aliases.add(alias);
   }
 
-  /** Drops or refreshes the entries of the devices a poll named. */
-  private takeChanges(changed: Changes): void {
+  /**
+   * Drops or refreshes the entries of the devices a poll named; `seen`, those of them whose only
+   * change was devLastConnection, with its new value.
+   */
+  private takeChanges(changed: Changes, seen: ReadonlyMap<string, string> | undefined): void {
     if (changed === 'all') {
       this.changesTaken++;
       this.devices.clear();
@@ -174,7 +177,6 @@ export class DeviceJsonCache {
     }
     if (changed.size === 0) return;
     this.changesTaken++;
-    const seen = this.changes.lastSeen?.();
     for (const device of changed) {
       const value = seen?.get(device);
       if (value === undefined) {
@@ -191,7 +193,8 @@ export class DeviceJsonCache {
    *   request waits for (`pollShared`), so that the clock is never behind the data
    */
   async get(given: string, period: Period = 'all', now?: Date): Promise<string | undefined> {
-    this.takeChanges(await this.changes.pollShared());
+    const polled = await this.changes.pollShared();
+    this.takeChanges(polled.changes, polled.seen);
     now ??= new Date();
     const known = this.deviceOfAlias.get(given);
     const json = await this.answer(known ?? given, now, period);
@@ -201,7 +204,7 @@ export class DeviceJsonCache {
     const takenBefore = this.changesTaken;
     const device = await this.repository.resolveMac(given);
     if (device === given) return undefined;
-    this.takeChanges(this.changes.poll());
+    this.takeChanges(this.changes.poll(), this.changes.lastSeen?.());
     // Kept only if no change came in while it was read (it may have been one of this alias).
     if (this.changesTaken === takenBefore) this.rememberAlias(given, device);
     return this.answer(device, now, period);

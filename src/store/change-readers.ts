@@ -11,7 +11,7 @@
  *   cache can put it into the answer it keeps instead of reading the device again.
  */
 import { fieldsByName, fromColumn, type StoredField } from '../devices/catalogue.js';
-import type { ChangeReader, Changes } from './devices.js';
+import type { ChangeReader, Changes, Polled } from './devices.js';
 
 /** What one change reader has not polled yet. */
 interface ReaderState {
@@ -68,9 +68,10 @@ export class ChangeReaders {
         looks?.now();
         return drain();
       },
-      pollShared: async (): Promise<Changes> => {
+      pollShared: async (): Promise<Polled> => {
         await looks?.shared();
-        return drain();
+        const changes = drain();
+        return { changes, seen: state.handed };
       },
       lastSeen: (): ReadonlyMap<string, string> => state.handed,
     };

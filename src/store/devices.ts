@@ -116,17 +116,24 @@ export interface PruneResult {
 /** What changed since the last poll: nothing, these devices' answers, or possibly anything. */
 export type Changes = ReadonlySet<string> | 'all';
 
+/** What a shared poll names: the changes, and those of them that were only seen again (`lastSeen`). */
+export interface Polled {
+  readonly changes: Changes;
+  readonly seen: ReadonlyMap<string, string>;
+}
+
 /** One consumer's view of what changed: each reader has its own position (see `changeReader`). */
 export interface ChangeReader {
   /** The devices whose answers may have changed since this reader's previous poll. */
   poll(): Changes;
   /**
-   * The same as `poll`, from a look at the store made after this call. Calls waiting at the same
-   * time share one look (SQLite: one read of the WAL-index for every request of an event-loop
-   * turn, not one each), so a request that answers from a cache waits for it instead of looking
-   * itself.
+   * The same as `poll` and then `lastSeen`, from a look at the store made after this call. Calls
+   * waiting at the same time share one look (SQLite: one read of the WAL-index for every request
+   * of an event-loop turn, not one each), so a request that answers from a cache waits for it
+   * instead of looking itself. The seen values come with the changes: another caller woken by the
+   * same look polls the same reader before this one goes on, and `lastSeen` would be its.
    */
-  pollShared(): Promise<Changes>;
+  pollShared(): Promise<Polled>;
   /**
    * Of the devices the latest `poll` named, those whose only change was devLastConnection, each
    * with its new value as the answer shows it: their answers differ from before by that value

@@ -257,6 +257,22 @@ describe('DeviceJsonCache after another process moves only a last-connection tim
     assert.equal(computed, misses, "no answer was read again, the neighbour's neither");
   });
 
+  test('requests woken by the same look each take a new time in place', async () => {
+    await sameAsUncached(mac);
+    await sameAsUncached(neighbour);
+    const misses = computed;
+    other.prepare("UPDATE Devices SET devLastConnection = '2024-06-15 11:59:10' WHERE devMac = ?").run(mac);
+    // Both wait for one look; the one that polls second must not lose the first's seen values.
+    const [first, second] = await Promise.all([
+      cache.get(mac, 'all', new Date(now)),
+      cache.get(neighbour, 'all', new Date(now)),
+    ]);
+    assert.ok(first?.includes('"devLastConnection":"2024-06-15T11:59:10'), first);
+    assert.ok(second !== undefined);
+    assert.equal(computed, misses, 'the entry took the new time; nothing was read again');
+    await sameAsUncached(mac);
+  });
+
   test('a write that moves anything else as well drops the entry', async () => {
     await sameAsUncached(mac);
     const misses = computed;

@@ -574,7 +574,7 @@ export class SqliteDevices {
    * WAL-index.
    */
   async countsShared(): Promise<DeviceCounts> {
-    return this.countsAfter(await this.countsReader.pollShared());
+    return this.countsAfter((await this.countsReader.pollShared()).changes);
   }
 
   private countsAfter(changes: Changes): DeviceCounts {

@@ -314,8 +314,8 @@ describe('the SQLite change log', () => {
     };
     const rename = other.prepare('UPDATE Devices SET devOwner = ? WHERE devMac = ?');
     try {
-      const first = reader.pollShared();
-      const both = second.pollShared();
+      const first = reader.pollShared().then((polled) => polled.changes);
+      const both = second.pollShared().then((polled) => polled.changes);
       // Committed after both asked, before the look: both are told.
       rename.run('shared 1', macOf(7));
       assert.equal(looks, 0, 'no look until the turn ends');
@@ -323,13 +323,17 @@ describe('the SQLite change log', () => {
       assert.deepEqual(await both, new Set([macOf(7)]));
       assert.equal(looks, 1, 'one look for both');
       rename.run('shared 2', macOf(8));
-      assert.deepEqual(await reader.pollShared(), new Set([macOf(8)]));
+      assert.deepEqual((await reader.pollShared()).changes, new Set([macOf(8)]));
       assert.equal(looks, 2, 'a caller after the look waits for a look of its own');
       failNext = true;
       const failing = [reader.pollShared(), second.pollShared()];
       for (const waiter of failing) await assert.rejects(waiter, /the look failed/);
       rename.run('shared 3', macOf(9));
-      assert.deepEqual(await reader.pollShared(), new Set([macOf(9)]), 'the next caller looks again');
+      assert.deepEqual(
+        (await reader.pollShared()).changes,
+        new Set([macOf(9)]),
+        'the next caller looks again',
+      );
     } finally {
       CommitProbe.prototype.mayHaveChanged = probe;
     }
