@@ -27,6 +27,7 @@ import {
   runLoad,
   startChild,
   type ChildServer,
+  type LoadOptions,
   type LoadResult,
 } from './lib.js';
 import { KeepAliveClient } from '../test/helpers/keep-alive.js';
@@ -328,10 +329,12 @@ export async function run(): Promise<void> {
    * The cases before it (the streamed whole list above all) leave the code paths they share with it
    * deoptimised; without this, the first case of a round answered its first half second slower and
    * carried a p99 a few milliseconds worse than the same case run second (docs/benchmarks.md).
-   * The GETs of single devices get the same from their warming pass over every device.
+   * The GETs of single devices get the same from their warming pass over every device. The writes
+   * get it too: they run right after the GETs beside another process's scan cycles, and without it
+   * they cost 12-25 µs more CPU each than the same case run alone (docs/benchmarks.md).
    */
-  const settle = async (target: ChildServer, next: () => { path: string }): Promise<void> => {
-    await runLoad({ url: target.url, duration: 1, headers: auth, next });
+  const settle = async (target: ChildServer, next: LoadOptions['next'], method = 'GET'): Promise<void> => {
+    await runLoad({ url: target.url, duration: 1, method, headers: auth, next });
   };
   const randomOffset = (): number => Math.floor(Math.random() * (size.devices / pageSize)) * pageSize;
   const listCases = pageShapes.map((shape): Case => {
@@ -408,6 +411,7 @@ export async function run(): Promise<void> {
       kind: 'write',
       load: (s) =>
         runLoad({ url: s.url, duration: seconds, method: 'POST', headers: auth, next: updateColumn }),
+      warm: (s) => settle(s, updateColumn, 'POST'),
     },
   ];
   const cases = allCases.filter((c) => onlyCases.test(c.name));
