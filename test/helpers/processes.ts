@@ -48,10 +48,17 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Polls until `check` is true (bounded); the tests assert the final state, never the time. */
-export async function eventually(check: () => boolean, attempts = 100, intervalMs = 50): Promise<boolean> {
+/**
+ * Polls until `check` is true (bounded); the tests assert the final state, never the time. `check`
+ * may ask over the network (a promise).
+ */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  attempts = 100,
+  intervalMs = 50,
+): Promise<boolean> {
   for (let i = 0; i < attempts; i++) {
-    if (check()) return true;
+    if (await check()) return true;
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   return check();

@@ -198,10 +198,14 @@ describe('probe mode, real processes on loopback', () => {
     // The hub applies the cycle before the probe has its answer and removes the file: the spool
     // shrinks a moment later (CI once read 2 here, the upload's answer not yet taken in).
     let spooled = await probeStatus();
-    for (let i = 0; i < 400 && spooled.probe.spooledCycles > 1; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      spooled = await probeStatus();
-    }
+    await eventually(
+      async () => {
+        spooled = await probeStatus();
+        return spooled.probe.spooledCycles <= 1;
+      },
+      400,
+      50,
+    );
     assert.ok(spooled.probe.spooledCycles <= 1, JSON.stringify(spooled));
     assertEventsAlternate();
   });
