@@ -6,14 +6,12 @@
  * unmanaged switch" creates a Switch with a made-up, locally administered MAC.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { consoleMac, seedConsoleData } from '../../bench/console-seed.js';
 import { chromiumSkipReason, launchChromium } from '../helpers/browser.js';
 import { TestServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const skip = chromiumSkipReason();
 
@@ -23,7 +21,7 @@ describe('the console on a phone', { skip }, () => {
   let page: Page;
 
   before(async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-phone-'));
+    const dataDir = tempDir('netkeep-phone-');
     seedConsoleData(dataDir, 40, Date.now(), 3);
     server = await TestServer.start({ dataDir });
     browser = await launchChromium();

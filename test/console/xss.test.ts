@@ -4,14 +4,12 @@
  * and no element of it ever exists in the document.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { consoleMac, seedConsoleData } from '../../bench/console-seed.js';
 import { chromiumSkipReason, launchChromium } from '../helpers/browser.js';
 import { TestServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const hostile = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>';
 const parent = '02:ff:00:00:00:01';
@@ -25,7 +23,7 @@ describe('HTML in device fields is text on every page', { skip }, () => {
 
   before(async () => {
     // A few devices with history, so that the event log lists a device whose name is hostile.
-    const dataDir = mkdtempSync(join(tmpdir(), 'netkeep-xss-'));
+    const dataDir = tempDir('netkeep-xss-');
     seedConsoleData(dataDir, 3, Date.now(), 1);
     server = await TestServer.start({ dataDir });
     for (let i = 0; i < 3; i++) {

@@ -4,12 +4,11 @@
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { eventually, nodeCommand } from './processes.js';
+import { tempDir } from './temp-dirs.js';
 
 const mainScript = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 /** `npm start`'s script, in the source tree (dist/test/helpers → the repository root). */
@@ -86,7 +85,7 @@ export class TestServer {
   }
 
   static async start(options: StartOptions = {}): Promise<TestServer> {
-    const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'netkeep-test-'));
+    const dataDir = options.dataDir ?? tempDir('netkeep-test-');
     const token = options.generateToken ? '' : 'test-token-0123456789abcdef';
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',

@@ -3,18 +3,18 @@
  * every form the sources hold, rows that are not MACs (`Internet`), history in local time across
  * daylight-saving changes, and values a real database can hold that netkeep refuses.
  */
-import { copyFileSync, chmodSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 /** In the source tree (dist/test/import → test/fixtures/import). */
 export const fixturesDir = fileURLToPath(new URL('../../../test/fixtures/import/', import.meta.url));
 export const routerGuid = '6f1d6a2e-3c1b-4f7e-9a51-0c2d9e8b7a11';
 
 function copyFixture(name: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'netkeep-import-src-'));
+  const dir = tempDir('netkeep-import-src-');
   const path = join(dir, name);
   copyFileSync(join(fixturesDir, name), path);
   chmodSync(path, 0o644); // the shared fixtures are read-only files
