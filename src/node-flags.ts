@@ -6,7 +6,8 @@
  * Why: left to itself, V8 sizes the heap for the machine (a 4 GiB limit on a 24 GiB one) and lets
  * dead request objects fill the old generation under load, so RSS grew far beyond the live data. A
  * bounded young generation and an explicit old-generation limit make it collect earlier. Figures and
- * the measured cost in requests/s: docs/benchmarks.md, "Memory".
+ * the measured cost in requests/s: docs/benchmarks-history.md, "Memory: the first study of the V8
+ * flags".
  *
  * The young generation is 8 MiB per semi-space, not 2: every request in flight is alive at each
  * scavenge, so with 32 concurrent requests a 2 MiB semi-space made a scavenge every ~130 requests,

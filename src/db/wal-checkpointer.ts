@@ -4,7 +4,7 @@
  * Why: SQLite checkpoints inside the COMMIT that takes the WAL past 1,000 frames
  * (`wal_autocheckpoint`). That COMMIT then copies up to 1,000 pages into the database file and
  * flushes both files to disk, on the event loop: 5-11 ms on the bench machine, once every ~900
- * update-column writes, a quarter of the writes' whole SQLite time (docs/benchmarks.md). Every
+ * update-column writes, a quarter of the writes' whole SQLite time (docs/benchmarks-history.md). Every
  * request waits meanwhile.
  *
  * How: the connection's own checkpoint is turned off (`wal_autocheckpoint = 0`). A timer looks at
@@ -71,7 +71,7 @@ const sqliteDefaultAutocheckpoint = 1000;
  * between two checkpoints is copied once, and every checkpoint flushes the database file, a flush
  * the writes' own WAL flushes wait behind. Measured against 1,000 under update-column: 11 of 16
  * interleaved pairs won, +3 % writes/s and 3 µs less CPU per write; 16,000 did no better than
- * 4,000 (docs/benchmarks.md).
+ * 4,000 (docs/benchmarks-history.md).
  */
 export const defaultThresholdFrames = 4000;
 

@@ -91,7 +91,7 @@ function charsOf(entries: DeviceEntries): number {
  * first are dropped first. A device is ~1 KB of JSON with the catalogue's defaults (so one period
  * of 10,000 devices fits), but its text fields may hold up to 16 KB each, so the bound is on size,
  * not on the number of devices. Twice this bound put the server over its 200 MB RSS target under
- * the devices benchmark (docs/benchmarks.md), for no gain on a network of realistic size.
+ * the devices benchmark (docs/benchmarks-history.md), for no gain on a network of realistic size.
  */
 const defaultMaxChars = 12 * 1024 * 1024;
 

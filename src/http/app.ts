@@ -168,7 +168,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   registerMethodNotAllowed(app);
   // One line per answer. A successful read (GET/HEAD under 400) is the hot path and says little,
   // so it is logged at debug (LOG_LEVEL=debug shows it): at info it cost a cached GET a fifth of
-  // its CPU time (docs/benchmarks.md). Writes and every error answer are logged at info.
+  // its CPU time (docs/benchmarks-history.md). Writes and every error answer are logged at info.
   app.addHook('onResponse', (request, reply, done) => {
     const read = reply.statusCode < 400 && (request.method === 'GET' || request.method === 'HEAD');
     // Not even the line's fields are made when the line would be dropped (the request's own

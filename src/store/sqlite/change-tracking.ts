@@ -112,7 +112,7 @@ export class ChangeTracking {
   /**
    * One look (`collect`) in the check phase of this turn of the event loop, shared by every caller
    * until then: the requests of a busy turn wait for one read of the WAL-index instead of making
-   * one each (under load that read took about a fifth of a cached GET, docs/benchmarks.md). Still
+   * one each (under load that read took about a fifth of a cached GET, docs/benchmarks-history.md). Still
    * exact: each caller asked before the look was made, and a request has reached the server before
    * its handler asks, so a commit the look misses was made after the request was sent.
    */
@@ -212,7 +212,7 @@ export class ChangeTracking {
     const seen = new Map<string, string>();
     // One row per device, grouped by SQLite: a scan cycle writes ~19,000 rows for ~6,000 devices,
     // and the event loop waits while they are read (about 29 ms against 40 for iterating them all
-    // in JS, docs/benchmarks.md).
+    // in JS, docs/benchmarks-history.md).
     for (const [mac, value, fullRows] of this.logDevicesStmt.all(this.logId, high)) {
       if (typeof mac !== 'string') continue;
       if (fullRows === 0 && typeof value === 'string') seen.set(mac, seenValue(value));

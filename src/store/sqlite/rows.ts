@@ -26,7 +26,7 @@ export interface CoreApplyHooks {
  * `statement.get`, with the row object built here from the raw column values (the statement is
  * switched to raw mode). better-sqlite3 builds a row object property by property through V8's C++
  * API: for a device's ~45 columns, reading one and turning it into its JSON cost about 4 µs more
- * that way, and a device's answer read anew took ~30 µs in all (docs/benchmarks.md).
+ * that way, and a device's answer read anew took ~30 µs in all (docs/benchmarks-history.md).
  */
 export function rowGetter<P extends unknown[], R extends object>(
   statement: Statement<P, R>,
