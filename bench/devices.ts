@@ -328,10 +328,11 @@ export async function run(): Promise<void> {
    * One unmeasured second of a case's own requests at the measured concurrency, just before it runs.
    * The cases before it (the streamed whole list above all) leave the code paths they share with it
    * deoptimised; without this, the first case of a round answered its first half second slower and
-   * carried a p99 a few milliseconds worse than the same case run second (docs/benchmarks-history.md).
-   * The GETs of single devices get the same from their warming pass over every device. The writes
-   * get it too: they run right after the GETs beside another process's scan cycles, and without it
-   * they cost 12-25 µs more CPU each than the same case run alone (docs/benchmarks-history.md).
+   * carried a p99 a few milliseconds worse than the same case run second
+   * (docs/benchmarks-history.md). The GETs of single devices get the same from their warming pass
+   * over every device. The writes get it too: they run right after the GETs beside another
+   * process's scan cycles, and without it they cost 12-25 µs more CPU each than the same case run
+   * alone (docs/benchmarks-history.md).
    */
   const settle = async (target: ChildServer, next: LoadOptions['next'], method = 'GET'): Promise<void> => {
     await runLoad({ url: target.url, duration: 1, method, headers: auth, next });

@@ -15,10 +15,10 @@ const nap = new Int32Array(new SharedArrayBuffer(4));
  * pino's destination: the lines logged during one turn of the event loop are written together at
  * its end, in one write(), instead of one write() per line. Why: under a write load every request
  * logs a line (about ten per turn at 32 connections), and its own write() was about a tenth of
- * the request's CPU time (docs/benchmarks-history.md). The write stays synchronous, as pino's default
- * destination's: no thread pool, and a line waits at most for the rest of its turn. What is left
- * when the process exits (`process.exit`, an uncaught exception) is written then; only a SIGKILL
- * can lose the lines of the current turn.
+ * the request's CPU time (docs/benchmarks-history.md). The write stays synchronous, as pino's
+ * default destination's: no thread pool, and a line waits at most for the rest of its turn. What
+ * is left when the process exits (`process.exit`, an uncaught exception) is written then; only a
+ * SIGKILL can lose the lines of the current turn.
  */
 export class TurnBatchedLines {
   private lines: string[] = [];

@@ -14,9 +14,10 @@
  * reads the rest. Why: clients that all wait for one flush are all answered together and all send
  * their next writes together; committed in one group at the end of the turn, those writes then
  * wait for a flush during which the event loop has nothing to do (a quarter of the time at 32
- * connections, docs/benchmarks-history.md). Committing the first ones early splits the clients into two
- * halves, so one half's flush runs while the other half's requests are read. While a group waits
- * for a flush, the next group waits for the next flush whenever it commits: nothing changes then.
+ * connections, docs/benchmarks-history.md). Committing the first ones early splits the clients
+ * into two halves, so one half's flush runs while the other half's requests are read. While a
+ * group waits for a flush, the next group waits for the next flush whenever it commits: nothing
+ * changes then.
  *
  * Each write runs in its own SAVEPOINT (a nested better-sqlite3 transaction), so a write that throws
  * is rolled back alone and rejects only its own promise; its neighbours commit. If the COMMIT or the

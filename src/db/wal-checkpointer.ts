@@ -4,8 +4,8 @@
  * Why: SQLite checkpoints inside the COMMIT that takes the WAL past 1,000 frames
  * (`wal_autocheckpoint`). That COMMIT then copies up to 1,000 pages into the database file and
  * flushes both files to disk, on the event loop: 5-11 ms on the bench machine, once every ~900
- * update-column writes, a quarter of the writes' whole SQLite time (docs/benchmarks-history.md). Every
- * request waits meanwhile.
+ * update-column writes, a quarter of the writes' whole SQLite time
+ * (docs/benchmarks-history.md). Every request waits meanwhile.
  *
  * How: the connection's own checkpoint is turned off (`wal_autocheckpoint = 0`). A timer looks at
  * the WAL-index (the `-shm` file every connection maps) for frames written and not yet copied,

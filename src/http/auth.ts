@@ -71,7 +71,8 @@ function fromOwnPage(request: FastifyRequest): boolean {
  * buffers of one length, so a candidate of another length is replaced by the token itself and the
  * answer is false. The time then depends on the candidate's length (the client's own data) and not
  * on the token's content. Why not SHA-256 digests of both (equal lengths for free): hashing on
- * every request cost a cached GET about a sixth of its CPU time in the server (docs/benchmarks-history.md).
+ * every request cost a cached GET about a sixth of its CPU time in the server
+ * (docs/benchmarks-history.md).
  */
 export function tokenEquals(token: string): (candidate: string) => boolean {
   const expected = Buffer.from(token, 'utf8');

@@ -112,9 +112,10 @@ export class ChangeTracking {
   /**
    * One look (`collect`) in the check phase of this turn of the event loop, shared by every caller
    * until then: the requests of a busy turn wait for one read of the WAL-index instead of making
-   * one each (under load that read took about a fifth of a cached GET, docs/benchmarks-history.md). Still
-   * exact: each caller asked before the look was made, and a request has reached the server before
-   * its handler asks, so a commit the look misses was made after the request was sent.
+   * one each (under load that read took about a fifth of a cached GET,
+   * docs/benchmarks-history.md). Still exact: each caller asked before the look was made, and a
+   * request has reached the server before its handler asks, so a commit the look misses was made
+   * after the request was sent.
    */
   private lookShared(): Promise<void> {
     this.sharedLook ??= new Promise((resolve, reject) => {
