@@ -1,7 +1,7 @@
 /**
  * Temporary directories of a test file, removed when its process exits. Why: a server a test stops
  * with `kill()` keeps its data directory (for a restart on it), and a directory handed to a server
- * is the test's to remove; without this, every run of the suite left a few dozen directories of
+ * is the test's to remove; without this, every run of the suite left about two dozen directories of
  * databases behind in the system's temporary directory.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
